@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# memtrack build.  Knobs:
+#   V=1                 show the commands
+#   O=<dir>             put build artefacts in <dir> (must exist; default .output)
+#   BUILD_BPF_SKEL=0    build without BPF (no clang/bpftool): stats and report only
+#   CLANG, BPFTOOL      tools for the BPF object and its skeleton
+#   VMLINUX_H=<file>    use this vmlinux.h instead of generating it from BTF
+#   VMLINUX_BTF=<file>  BTF to generate vmlinux.h from (default /sys/kernel/btf/vmlinux)
+#   EXTRA_CFLAGS        appended to CFLAGS
+#
+# Targets: all (default), test, demo, deps, bench, doc, check, clean, help
+
+MAKEFLAGS += -r
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+MAKEFLAGS += --no-print-directory
+endif
+
+ifdef O
+ifeq ($(wildcard $(O)),)
+$(error output directory '$(O)' does not exist)
+endif
+OUTPUT := $(abspath $(O))
+else
+OUTPUT := .output
+endif
+
+VERSION := 0.1.0
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+BUILD_BPF_SKEL ?= 1
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -pthread
+CFLAGS += -I. -I$(OUTPUT) -I/usr/include/cjson -DMEMTRACK_VERSION='"$(VERSION)"'
+CFLAGS += $(EXTRA_CFLAGS)
+DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
+LIBS := -lzstd -lmsgpackc -lcjson -lelf -lpthread -lm
+
+BPF_SRCS := $(filter-out util/bpf_stubs.c,$(wildcard util/bpf_*.c))
+UTIL_SRCS := $(filter-out $(BPF_SRCS) util/bpf_stubs.c,$(wildcard util/*.c))
+ifeq ($(BUILD_BPF_SKEL),1)
+UTIL_SRCS += $(BPF_SRCS)
+LIBS += -lbpf
+else
+UTIL_SRCS += util/bpf_stubs.c
+CFLAGS += -DNO_BPF_SKEL
+endif
+
+UTIL_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(UTIL_SRCS))
+CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,memtrack.c version.c $(wildcard builtin-*.c))
+SKEL := $(OUTPUT)/bpf/memtrack.skel.h
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS))
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all test demo deps bench doc check clean help workloads unit
+
+all: memtrack workloads
+
+help:
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+
+memtrack: $(CMD_OBJS) $(UTIL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(OUTPUT)/%.o: %.c | $(OUTPUT)/util $(OUTPUT)/tests/unit
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit:
+	$(Q)mkdir -p $@
+
+# BPF: vmlinux.h from the running kernel's BTF, object, skeleton
+ifeq ($(BUILD_BPF_SKEL),1)
+$(patsubst %.c,$(OUTPUT)/%.o,$(BPF_SRCS)): $(SKEL)
+
+ifdef VMLINUX_H
+$(OUTPUT)/bpf/vmlinux.h: $(VMLINUX_H) | $(OUTPUT)/bpf
+	$(Q)cp $< $@
+else
+$(OUTPUT)/bpf/vmlinux.h: | $(OUTPUT)/bpf
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+endif
+
+$(OUTPUT)/bpf/memtrack.bpf.o: bpf/memtrack.bpf.c bpf/memtrack.h $(OUTPUT)/bpf/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-I$(OUTPUT)/bpf -I. -c $< -o $@
+
+$(SKEL): $(OUTPUT)/bpf/memtrack.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name memtrack_bpf > $@
+endif
+
+# workloads: small programs with known allocation counts
+workloads: $(WORKLOADS)
+tests/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O1 -g -Wall -pthread -o $@ $<
+
+# unit tests: one program per file, linked with the util objects
+$(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(UTIL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+unit: $(UNIT_BINS)
+
+test: all unit
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
+
+demo: all
+	$(Q)tests/demo.sh
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+bench: all
+	$(Q)bench/run.sh
+
+doc:
+	$(Q)$(MAKE) -C Documentation OUTPUT=$(abspath $(OUTPUT))/Documentation
+
+check:
+	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh scripts/*.sh .ci/run
+
+clean:
+	$(call msg,CLEAN,)
+	$(Q)rm -rf $(OUTPUT) memtrack $(WORKLOADS)
+
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * memtrack's probes.  Allocator entry points are hit through one uprobe_multi
+ * link per binary (the function is the attach cookie); syscalls and process
+ * lifetime through tp_btf programs, which need no tracefs.  Only processes in
+ * `tracked` (the root and its descendants) produce events.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "memtrack.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define SIGSTOP		19
+#define MAX_ERRNO	4095
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_mmap		9
+#define NR_munmap	11
+#define NR_brk		12
+#define NR_mremap	25
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_brk		214
+#define NR_munmap	215
+#define NR_mremap	216
+#define NR_mmap		222
+#else
+#error "syscall numbers for this architecture are missing"
+#endif
+
+/* ring bytes in use at which the producer is stopped; 0: never */
+const volatile __u64 events_watermark = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);	/* set by userspace */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u8);
+} tracked SEC(".maps");
+
+/* tgid -> bpf_ktime_get_ns() when memtrack stopped it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u64);
+} pressure_stopped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_RING_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/* an allocator call in progress on a thread: the outermost one's arguments */
+struct call_state {
+	__u64 args[3];
+	__u32 func;
+	__u32 depth;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct call_state);
+} calls SEC(".maps");
+
+struct syscall_state {
+	__u64 args[3];
+	long nr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, struct syscall_state);
+} syscalls SEC(".maps");
+
+static __always_inline bool is_tracked(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
+static __always_inline void count_drop(__u32 ring)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &ring);
+
+	if (n)
+		(*n)++;
+}
+
+/*
+ * Back-pressure: past the watermark, wake the consumer now and stop this
+ * process until the poller has drained the ring and sends SIGCONT.
+ */
+static __always_inline void submit_event(void *rec)
+{
+	__u32 tgid;
+	__u64 now;
+
+	if (!events_watermark ||
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < events_watermark) {
+		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	if (bpf_send_signal(SIGSTOP))
+		return;		/* an exiting task or a kernel thread */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&pressure_stopped, &tgid, &now, BPF_NOEXIST);
+}
+
+static __always_inline void emit_alloc(__u32 kind, __u64 addr, __u64 size,
+				       __u64 old_addr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct mt_alloc_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(MT_RING_EVENTS);
+		return;
+	}
+	e->kind = kind;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->pad = 0;
+	e->ts = bpf_ktime_get_ns();
+	e->addr = addr;
+	e->size = size;
+	e->old_addr = old_addr;
+	submit_event(e);
+}
+
+static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
+								__u32 pid)
+{
+	struct mt_proc_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(MT_RING_EVENTS);
+		return NULL;
+	}
+	e->kind = kind;
+	e->pid = pid;
+	e->ppid = 0;
+	e->exit_code = 0;
+	e->ts = bpf_ktime_get_ns();
+	e->filename[0] = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(alloc_enter)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct call_state *st, new = {};
+	__u32 func;
+
+	if (!is_tracked(id >> 32))
+		return 0;
+	func = bpf_get_attach_cookie(ctx);
+	st = bpf_map_lookup_elem(&calls, &tid);
+	if (st) {
+		/* called from inside another allocator function: not a user call */
+		if (func != MT_FN_FREE)
+			st->depth++;
+		return 0;
+	}
+	if (func == MT_FN_FREE) {
+		__u64 ptr = PT_REGS_PARM1(ctx);
+
+		if (ptr)
+			emit_alloc(MT_FREE, ptr, 0, 0);
+		return 0;
+	}
+	new.func = func;
+	new.depth = 1;
+	new.args[0] = PT_REGS_PARM1(ctx);
+	new.args[1] = PT_REGS_PARM2(ctx);
+	new.args[2] = PT_REGS_PARM3(ctx);
+	bpf_map_update_elem(&calls, &tid, &new, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void emit_realloc(__u64 ret, __u64 old, __u64 size)
+{
+	if (ret)
+		emit_alloc(MT_REALLOC, ret, size, old);
+	else if (old && !size)
+		emit_alloc(MT_REALLOC, 0, 0, old);	/* realloc(p, 0) freed p */
+}
+
+static __always_inline void emit_call(const struct call_state *c, __u64 ret)
+{
+	__u64 ptr = 0;
+
+	switch (c->func) {
+	case MT_FN_MALLOC:
+		if (ret)
+			emit_alloc(MT_MALLOC, ret, c->args[0], 0);
+		break;
+	case MT_FN_CALLOC:
+		if (ret)
+			emit_alloc(MT_CALLOC, ret, c->args[0] * c->args[1], 0);
+		break;
+	case MT_FN_REALLOC:
+		emit_realloc(ret, c->args[0], c->args[1]);
+		break;
+	case MT_FN_REALLOCARRAY:
+		emit_realloc(ret, c->args[0], c->args[1] * c->args[2]);
+		break;
+	case MT_FN_ALIGNED_ALLOC:
+	case MT_FN_MEMALIGN:
+		if (ret)
+			emit_alloc(MT_ALIGNED_ALLOC, ret, c->args[1], 0);
+		break;
+	case MT_FN_VALLOC:
+	case MT_FN_PVALLOC:
+		if (ret)
+			emit_alloc(MT_ALIGNED_ALLOC, ret, c->args[0], 0);
+		break;
+	case MT_FN_POSIX_MEMALIGN:
+		if ((int)ret == 0 &&
+		    !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)c->args[0]) && ptr)
+			emit_alloc(MT_ALIGNED_ALLOC, ptr, c->args[2], 0);
+		break;
+	}
+}
+
+SEC("uprobe")
+int BPF_KRETPROBE(alloc_exit)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct call_state *st, call;
+
+	st = bpf_map_lookup_elem(&calls, &tid);
+	if (!st)
+		return 0;
+	if (--st->depth > 0)
+		return 0;
+	call = *st;
+	bpf_map_delete_elem(&calls, &tid);
+	emit_call(&call, PT_REGS_RC(ctx));
+	return 0;
+}
+
+static __always_inline bool is_memory_syscall(long nr)
+{
+	return nr == NR_mmap || nr == NR_munmap || nr == NR_mremap || nr == NR_brk;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct syscall_state st;
+
+	if (!is_memory_syscall(nr) || !is_tracked(id >> 32))
+		return 0;
+	st.nr = nr;
+	st.args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	st.args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	st.args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	bpf_map_update_elem(&syscalls, &tid, &st, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct syscall_state *p, st;
+
+	p = bpf_map_lookup_elem(&syscalls, &tid);
+	if (!p)
+		return 0;
+	st = *p;
+	bpf_map_delete_elem(&syscalls, &tid);
+	if ((unsigned long)ret >= (unsigned long)-MAX_ERRNO)
+		return 0;
+
+	switch (st.nr) {
+	case NR_mmap:
+		emit_alloc(MT_MMAP, ret, st.args[1], 0);
+		break;
+	case NR_munmap:
+		emit_alloc(MT_MUNMAP, st.args[0], st.args[1], 0);
+		break;
+	case NR_mremap:
+		emit_alloc(MT_MUNMAP, st.args[0], st.args[1], 0);
+		emit_alloc(MT_MMAP, ret, st.args[2], 0);
+		break;
+	case NR_brk:
+		emit_alloc(MT_BRK, ret, 0, 0);
+		break;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct mt_proc_event *e;
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !is_tracked(ptgid))
+		return 0;
+	bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
+	e = reserve_proc_event(MT_FORK, ctgid);
+	if (!e)
+		return 0;
+	e->ppid = ptgid;
+	submit_event(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct mt_proc_event *e;
+
+	if (!is_tracked(tgid))
+		return 0;
+	e = reserve_proc_event(MT_EXEC, tgid);
+	if (!e)
+		return 0;
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+				  BPF_CORE_READ(bprm, filename));
+	submit_event(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(process_exit, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct mt_proc_event *e;
+
+	bpf_map_delete_elem(&calls, &tid);
+	bpf_map_delete_elem(&syscalls, &tid);
+	if (!is_tracked(tgid) || BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	bpf_map_delete_elem(&tracked, &tgid);
+	e = reserve_proc_event(MT_EXIT, tgid);
+	if (!e)
+		return 0;
+	e->exit_code = BPF_CORE_READ(p, exit_code);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the Debian packages memtrack builds, tests and plots with.
+# Idempotent: does nothing when everything is there already.
+set -e
+PACKAGES="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev
+libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux"
+
+missing=
+for p in $PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "installing:$missing"
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing

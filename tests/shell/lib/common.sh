@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# Helpers for tests/shell/*.sh.  Source with: . "$(dirname "$0")/lib/common.sh"
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+MEMTRACK=${MEMTRACK:-$TOP/memtrack}
+WORKLOADS=$TOP/tests/workloads
+failures=0
+
+skip() {
+	echo "[Skip] $*"
+	exit 2
+}
+
+# Skip only when this kernel cannot run memtrack's BPF at all.
+skip_if_no_bpf() {
+	[ "$(id -u)" -eq 0 ] || skip "not root: BPF needs root"
+	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
+	"$MEMTRACK" track --check-bpf >/dev/null 2>&1 || skip "memtrack built without BPF or BPF cannot load"
+}
+
+pass() { echo "$1 ... [Success]"; }
+fail() {
+	echo "$1 ... [Fail: $2]"
+	failures=$((failures + 1))
+}
+
+# expect_eq <test name> <expected> <actual>
+expect_eq() {
+	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+# json_get <file> <jq filter>: prints one value of a JSON document
+json_get() {
+	jq -r "$2" "$1"
+}
+
+# wait_for <seconds> <command...>: polls until the command succeeds
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $deadline ] && return 1
+		sleep 0.05
+	done
+}
+
+finish() {
+	[ "$failures" -eq 0 ] || exit 1
+	exit 0
+}

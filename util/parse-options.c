@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse-options.h"
+#include "usage.h"
+
+#define USAGE_OPTS_WIDTH 24
+#define USAGE_GAP 2
+
+static bool option_takes_arg(const struct option *opt)
+{
+	return opt->type == OPTION_STRING || opt->type == OPTION_INTEGER ||
+	       opt->type == OPTION_UINTEGER ||
+	       (opt->type == OPTION_CALLBACK && opt->argh);
+}
+
+static int print_option_names(const struct option *opt)
+{
+	int pos = fprintf(stderr, "    ");
+
+	if (opt->short_name)
+		pos += fprintf(stderr, "-%c", opt->short_name);
+	if (opt->short_name && opt->long_name)
+		pos += fprintf(stderr, ", ");
+	if (opt->long_name)
+		pos += fprintf(stderr, "--%s", opt->long_name);
+	if (option_takes_arg(opt))
+		pos += fprintf(stderr, " <%s>", opt->argh ? opt->argh : "n");
+	return pos;
+}
+
+void usage_with_options(const char *const usagestr[],
+			const struct option *options)
+{
+	const struct option *opt;
+
+	fprintf(stderr, "usage: %s\n", *usagestr++);
+	while (*usagestr && **usagestr)
+		fprintf(stderr, "   or: %s\n", *usagestr++);
+	while (*usagestr) {
+		fprintf(stderr, "%s%s\n", **usagestr ? "    " : "", *usagestr);
+		usagestr++;
+	}
+	fputc('\n', stderr);
+
+	for (opt = options; opt->type != OPTION_END; opt++) {
+		int pos;
+
+		if (opt->type == OPTION_GROUP) {
+			fprintf(stderr, "\n%s\n", opt->help);
+			continue;
+		}
+		pos = print_option_names(opt);
+		if (pos <= USAGE_OPTS_WIDTH)
+			fprintf(stderr, "%*s", USAGE_OPTS_WIDTH + USAGE_GAP - pos, "");
+		else
+			fprintf(stderr, "\n%*s", USAGE_OPTS_WIDTH + USAGE_GAP, "");
+		fprintf(stderr, "%s\n", opt->help);
+	}
+	fputc('\n', stderr);
+	exit(MEMTRACK_EXIT_USAGE);
+}
+
+static void list_long_options(const struct option *options)
+{
+	for (; options->type != OPTION_END; options++)
+		if (options->long_name)
+			printf("--%s ", options->long_name);
+	putchar('\n');
+	exit(0);
+}
+
+static int parse_long_long(const char *arg, long long min, long long max,
+			   long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(arg, &end, 0);
+	if (errno || end == arg || *end || *out < min || *out > max)
+		return -1;
+	return 0;
+}
+
+static int get_value(const struct option *opt, const char *arg,
+		     const char *name)
+{
+	long long v;
+
+	switch (opt->type) {
+	case OPTION_BOOLEAN:
+		*(bool *)opt->value = true;
+		return 0;
+	case OPTION_INCR:
+		(*(int *)opt->value)++;
+		return 0;
+	case OPTION_STRING:
+		*(const char **)opt->value = arg;
+		return 0;
+	case OPTION_INTEGER:
+		if (parse_long_long(arg, INT_MIN, INT_MAX, &v))
+			return error("option `%s' expects a number, not '%s'", name, arg);
+		*(int *)opt->value = v;
+		return 0;
+	case OPTION_UINTEGER:
+		if (parse_long_long(arg, 0, UINT_MAX, &v))
+			return error("option `%s' expects a non-negative number, not '%s'",
+				     name, arg);
+		*(unsigned int *)opt->value = v;
+		return 0;
+	case OPTION_CALLBACK:
+		return opt->callback(opt, arg);
+	default:
+		return error("BUG: option `%s' has no type", name);
+	}
+}
+
+/* returns how many argv entries were used, or -1 */
+static int parse_long_opt(const char **argv, int left,
+			  const struct option *options)
+{
+	const char *name = argv[0] + 2;
+	const char *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	const struct option *opt;
+
+	for (opt = options; opt->type != OPTION_END; opt++) {
+		if (!opt->long_name || strlen(opt->long_name) != len ||
+		    strncmp(opt->long_name, name, len))
+			continue;
+		if (!option_takes_arg(opt)) {
+			if (eq)
+				return error("option `%s' takes no value", opt->long_name);
+			return get_value(opt, NULL, opt->long_name) ? -1 : 1;
+		}
+		if (eq)
+			return get_value(opt, eq + 1, opt->long_name) ? -1 : 1;
+		if (left < 2)
+			return error("option `%s' requires a value", opt->long_name);
+		return get_value(opt, argv[1], opt->long_name) ? -1 : 2;
+	}
+	return error("unknown option `%.*s'", (int)len, name);
+}
+
+static int parse_short_opt(const char **argv, int left,
+			   const struct option *options)
+{
+	char c = argv[0][1];
+	const char *rest = argv[0] + 2;
+	const struct option *opt;
+	char name[2] = { c, 0 };
+
+	for (opt = options; opt->type != OPTION_END; opt++) {
+		if (opt->short_name != c)
+			continue;
+		if (!option_takes_arg(opt)) {
+			if (*rest)
+				return error("unknown switch `%c' in '%s'", *rest, argv[0]);
+			return get_value(opt, NULL, name) ? -1 : 1;
+		}
+		if (*rest)
+			return get_value(opt, rest, name) ? -1 : 1;
+		if (left < 2)
+			return error("switch `%c' requires a value", c);
+		return get_value(opt, argv[1], name) ? -1 : 2;
+	}
+	return error("unknown switch `%c'", c);
+}
+
+int parse_options(int argc, const char **argv, const struct option *options,
+		  const char *const usagestr[], int flags)
+{
+	int i = 1, kept = 0;
+
+	while (i < argc) {
+		const char *arg = argv[i];
+		int used;
+
+		if (arg[0] != '-' || !arg[1]) {
+			if (flags & PARSE_OPT_STOP_AT_NON_OPTION)
+				break;
+			argv[kept++] = arg;
+			i++;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			if (!(flags & PARSE_OPT_KEEP_DASHDASH))
+				i++;
+			break;
+		}
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+			usage_with_options(usagestr, options);
+		if (!strcmp(arg, "--list-opts"))
+			list_long_options(options);
+
+		if (arg[1] == '-')
+			used = parse_long_opt(argv + i, argc - i, options);
+		else
+			used = parse_short_opt(argv + i, argc - i, options);
+		if (used < 0)
+			usage_with_options(usagestr, options);
+		i += used;
+	}
+	while (i < argc)
+		argv[kept++] = argv[i++];
+	argv[kept] = NULL;
+	return kept;
+}
+
+int parse_size(const char *arg, uint64_t *bytes)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!arg || !*arg || *arg == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg)
+		return -1;
+	switch (*end) {
+	case 'G': case 'g':
+		v <<= 10;
+		/* fallthrough */
+	case 'M': case 'm':
+		v <<= 10;
+		/* fallthrough */
+	case 'K': case 'k':
+		v <<= 10;
+		end++;
+		break;
+	}
+	if (*end)
+		return -1;
+	*bytes = v;
+	return 0;
+}

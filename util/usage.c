@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "usage.h"
+
+int verbose;
+
+static void vreport(const char *prefix, const char *fmt, va_list ap,
+		    const char *suffix)
+{
+	char msg[4096];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (suffix)
+		fprintf(stderr, "%s%s: %s\n", prefix, msg, suffix);
+	else
+		fprintf(stderr, "%s%s\n", prefix, msg);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("fatal: ", fmt, ap, NULL);
+	va_end(ap);
+	exit(MEMTRACK_EXIT_FATAL);
+}
+
+void die_errno(const char *fmt, ...)
+{
+	const char *reason = strerror(errno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("fatal: ", fmt, ap, reason);
+	va_end(ap);
+	exit(MEMTRACK_EXIT_FATAL);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap, NULL);
+	va_end(ap);
+	return -1;
+}
+
+int error_errno(const char *fmt, ...)
+{
+	const char *reason = strerror(errno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap, reason);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+int eprintf(int level, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	if (verbose < level)
+		return 0;
+	va_start(ap, fmt);
+	ret = vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	return ret;
+}
