@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_UTIL_H
+#define MEMTRACK_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
+
+/* CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() */
+uint64_t now_ns(void);
+
+/* memtrack's own resident set size in bytes, 0 if unknown */
+uint64_t self_rss_bytes(void);
+
+/* mkdir -p; returns 0 or -errno */
+int mkdir_p(const char *path, mode_t mode);
+
+/* write() all of buf, retrying on EINTR and short writes; 0 or -errno */
+int write_all(int fd, const void *buf, size_t len);
+
+#endif
