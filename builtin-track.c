@@ -1,19 +1,506 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <stddef.h>
+/*
+ * memtrack track: run a command and trace every heap allocation of its
+ * process tree.  BPF probes -> rings -> pollers -> encoder -> artifact.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "builtin.h"
+#include "util/bpf_track.h"
+#include "util/encoder.h"
 #include "util/parse-options.h"
+#include "util/pipeline-stats.h"
+#include "util/poller.h"
+#include "util/proc-table.h"
+#include "util/spawn.h"
 #include "util/usage.h"
+#include "util/util.h"
+
+#define ARTIFACT_FORMAT		1
+#define DEFAULT_EVENTS_RING	(8ULL << 20)
+#define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
+
+static const char *const track_usage[] = {
+	"memtrack track [<options>] \"<command>\"",
+	"memtrack track [<options>] -- <program> [<args>...]",
+	NULL
+};
+
+static struct track_opts {
+	const char *output_dir;
+	const char *stats_path;
+	uint64_t events_ring_size;
+	unsigned int poll_ms;
+	unsigned int watermark_pct;
+	unsigned int encoder_threads;
+	const char *call_graph;
+	bool tolerate_drops;
+	bool quiet;
+	bool check_bpf;
+} opts = {
+	.output_dir = ".",
+	.events_ring_size = DEFAULT_EVENTS_RING,
+	.poll_ms = 1,
+	.watermark_pct = 75,
+	.call_graph = "no",
+};
+
+struct track_session {
+	struct bpf_track *bpf;
+	struct pstats *stats;
+	struct encoder *enc;
+	struct poller events;
+	struct proc_table procs;
+	struct spawn child;
+	struct run_as run_as;
+	int artifact_fd;
+	char artifact_path[PATH_MAX];
+	const char *libc_path;
+	char *command;
+	int guardian_fd;
+	int status;			/* the root's wait status */
+	uint64_t start_ns, end_ns;
+	uint64_t drops;
+};
+
+static volatile pid_t forward_to;
+
+static int parse_ring_size(const struct option *opt __maybe_unused, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t size;
+
+	if (!eq || eq == arg)
+		return error("--ring-size expects <name>=<size>, not '%s'", arg);
+	if (strncmp(arg, "events", eq - arg) || eq - arg != 6)
+		return error("unknown ring '%.*s' in --ring-size (rings: events)",
+			     (int)(eq - arg), arg);
+	if (parse_size(eq + 1, &size) || size < (uint64_t)page ||
+	    (size & (size - 1)) || size > (1ULL << 32))
+		return error("ring size '%s' must be a power of two from %ldK to 4G",
+			     eq + 1, page >> 10);
+	opts.events_ring_size = size;
+	return 0;
+}
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+static void install_signal_forwarding(pid_t child)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = forward_signal };
+	size_t i;
+
+	forward_to = child;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/* threads started while these are blocked leave them to the main thread */
+static void block_forwarded_signals(int how)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	pthread_sigmask(how, &set, NULL);
+}
+
+static char *join_args(int argc, const char **argv)
+{
+	size_t len = 1;
+	char *s;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		die("out of memory");
+	for (i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static const char *stats_path_from_env(void)
+{
+	const char *path = getenv("MEMTRACK_STATS");
+
+	if (!path || !*path)
+		path = getenv("CODSPEED_MEMTRACK_STATS");
+	return path && *path ? path : NULL;
+}
+
+static void chown_to_user(const struct run_as *as, const char *path)
+{
+	if (as->set && path && chown(path, as->uid, as->gid))
+		warning("cannot give '%s' to uid %u: %s", path,
+			(unsigned int)as->uid, strerror(errno));
+}
+
+static void prepare_output_dir(struct track_session *s)
+{
+	struct stat st;
+	bool existed = !stat(opts.output_dir, &st);
+	int err = mkdir_p(opts.output_dir, 0755);
+
+	if (err)
+		die("cannot create output directory '%s': %s", opts.output_dir,
+		    strerror(-err));
+	if (access(opts.output_dir, W_OK | X_OK))
+		die_errno("output directory '%s' is not writable", opts.output_dir);
+	if (!existed)
+		chown_to_user(&s->run_as, opts.output_dir);
+}
+
+static void load_bpf(struct track_session *s)
+{
+	struct bpf_track_opts bo = {
+		.events_ring_size = opts.events_ring_size,
+		.watermark_pct = opts.watermark_pct,
+	};
+	int err = bpf_track__open(&s->bpf, &bo);
+
+	if (err == -EOPNOTSUPP)
+		die("memtrack was built without BPF (BUILD_BPF_SKEL=0); track cannot run");
+	if (err == -EPERM || err == -EACCES)
+		die("cannot load BPF programs: %s; memtrack track needs root "
+		    "(or CAP_BPF and CAP_PERFMON)", strerror(-err));
+	if (err)
+		die("cannot load BPF programs: %s (run with -v for libbpf's log)",
+		    strerror(-err));
+	err = bpf_track__attach_libc(s->bpf, &s->libc_path);
+	if (err)
+		die("cannot attach the allocator probes to libc%s%s: %s",
+		    s->libc_path ? " " : "", s->libc_path ? s->libc_path : "",
+		    strerror(-err));
+}
+
+static void open_artifact(struct track_session *s)
+{
+	snprintf(s->artifact_path, sizeof(s->artifact_path),
+		 "%s/%d.MemtrackArtifact.msgpack", opts.output_dir, s->child.pid);
+	s->artifact_fd = open(s->artifact_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0644);
+	if (s->artifact_fd < 0) {
+		int err = errno;
+
+		spawn__abort(&s->child);
+		errno = err;
+		die_errno("cannot create artifact '%s'", s->artifact_path);
+	}
+	chown_to_user(&s->run_as, s->artifact_path);
+}
+
+static int on_event_record(void *ctx, const void *data, uint32_t len)
+{
+	struct track_session *s = ctx;
+	uint32_t kind = *(const uint32_t *)data;
+
+	if (kind >= MT_FORK && len >= sizeof(struct mt_proc_event))
+		proc_table__apply(&s->procs, data);
+	else if (kind && kind < MT_FORK && len >= sizeof(struct mt_alloc_event))
+		encoder__add(s->enc, data);	/* a write error is reported at the end */
+	return 0;
+}
+
+static void on_events_tick(void *ctx)
+{
+	struct track_session *s = ctx;
+
+	encoder__flush_older(s->enc, WINDOW_MAX_AGE_NS);
+}
+
+static void on_window(const struct encoder_window_stats *w, void *arg)
+{
+	pstats__encode(arg, w);
+}
+
+static void start_pipeline(struct track_session *s)
+{
+	struct encoder_opts eo = {
+		.fd = s->artifact_fd,
+		.threads = opts.encoder_threads,
+		.on_window = on_window,
+		.on_window_arg = s->stats,
+	};
+	int err;
+
+	s->enc = encoder__new(&eo);
+	if (!s->enc)
+		die("cannot start the encoder: out of memory");
+	s->events.interval_ms = opts.poll_ms;
+	s->events.pressure_fd = bpf_track__pressure_fd(s->bpf);
+	s->events.stats = s->stats;
+	s->events.on_record = on_event_record;
+	s->events.on_tick = on_events_tick;
+	s->events.ctx = s;
+	err = ring__init(&s->events.ring, "events",
+			 bpf_track__ring_fd(s->bpf, MT_RING_EVENTS), opts.events_ring_size);
+	if (!err)
+		err = poller__start(&s->events);
+	if (err)
+		die("cannot start the events poller: %s", strerror(-err));
+}
+
+static void run_child(struct track_session *s)
+{
+	pid_t pid = s->child.pid;
+	int err;
+
+	err = bpf_track__track_pid(s->bpf, pid);
+	if (!err && !proc_table__get(&s->procs, pid))
+		err = -ENOMEM;
+	if (err) {
+		spawn__abort(&s->child);
+		die("cannot track pid %d: %s", pid, strerror(-err));
+	}
+	proc_table__get(&s->procs, pid)->ppid = getpid();
+	install_signal_forwarding(pid);
+	block_forwarded_signals(SIG_UNBLOCK);
+	s->start_ns = now_ns();
+	if (spawn__start(&s->child))
+		die_errno("cannot start the command");
+	while (waitpid(pid, &s->status, 0) < 0) {
+		if (errno != EINTR)
+			die_errno("waitpid");
+	}
+	s->end_ns = now_ns();
+}
+
+static void pack_meta(msgpack_packer *pk, const struct track_session *s)
+{
+	msgpack_pack_map(pk, 10);
+	pack_key(pk, "type");
+	pack_str(pk, "Meta");
+	pack_key(pk, "format");
+	msgpack_pack_int(pk, ARTIFACT_FORMAT);
+	pack_key(pk, "tool");
+	pack_str(pk, "memtrack");
+	pack_key(pk, "version");
+	pack_str(pk, memtrack_version_string);
+	pack_key(pk, "command");
+	pack_str(pk, s->command);
+	pack_key(pk, "root_pid");
+	msgpack_pack_int32(pk, s->child.pid);
+	pack_key(pk, "start");
+	msgpack_pack_uint64(pk, s->start_ns);
+	pack_key(pk, "end");
+	msgpack_pack_uint64(pk, s->end_ns);
+	pack_key(pk, "drops");
+	msgpack_pack_map(pk, 1);
+	pack_key(pk, "events");
+	msgpack_pack_uint64(pk, s->drops);
+	pack_key(pk, "exit_code");
+	msgpack_pack_int32(pk, s->status);
+}
+
+static void pack_trailer(msgpack_packer *pk, void *arg)
+{
+	struct track_session *s = arg;
+
+	pack_meta(pk, s);
+	proc_table__pack(&s->procs, pk);
+}
+
+/* everything after the root exits: drain, release, trailer; 0 or -errno */
+static int finish_pipeline(struct track_session *s)
+{
+	int err, ret = 0;
+
+	bpf_track__detach(s->bpf);
+	err = poller__stop(&s->events);
+	/* whatever is still recorded as stopped by us is resumed now */
+	pressure__release(bpf_track__pressure_fd(s->bpf), NULL, 0);
+	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
+
+	ret = encoder__drain(s->enc);
+	if (!ret)
+		ret = encoder__append_records(s->enc, pack_trailer, s);
+	if (ret)
+		error("cannot write artifact '%s': %s", s->artifact_path, strerror(-ret));
+	if (fsync(s->artifact_fd) && errno != EINVAL && !ret)
+		ret = error_errno("cannot write artifact '%s'", s->artifact_path);
+	if (close(s->artifact_fd) && !ret)
+		ret = error_errno("cannot write artifact '%s'", s->artifact_path);
+	if (pstats__close(s->stats))
+		warning("the stats file '%s' is incomplete", opts.stats_path);
+	if (err)
+		error("the events poller failed: %s", strerror(-err));
+	return ret ? ret : err;
+}
+
+static const char *human_bytes(uint64_t n, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = n;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return buf;
+}
+
+static void print_summary(struct track_session *s)
+{
+	char size[32];
+
+	if (opts.quiet)
+		return;
+	fprintf(stderr, "[ memtrack track: %lu events, %lu processes, '%s' (%s), "
+		"%lu drops, %lu pressure episodes ]\n",
+		encoder__events_in(s->enc), s->procs.count, s->artifact_path,
+		human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
+		s->drops, s->events.episodes);
+}
+
+static int exit_status(const struct track_session *s, int err)
+{
+	if (err)
+		return MEMTRACK_EXIT_FATAL;
+	if (s->drops && !opts.tolerate_drops) {
+		error("%lu events were dropped: the artifact is incomplete "
+		      "(use a larger --ring-size, or --tolerate-drops)", s->drops);
+		return MEMTRACK_EXIT_FATAL;
+	}
+	if (WIFSIGNALED(s->status))
+		return 128 + WTERMSIG(s->status);
+	return WEXITSTATUS(s->status);
+}
+
+static int check_bpf(void)
+{
+	struct track_session s = { 0 };
+
+	load_bpf(&s);
+	bpf_track__close(s.bpf);
+	printf("BPF programs load and attach (libc: %s)\n", s.libc_path);
+	return 0;
+}
+
+static void validate_options(void)
+{
+	if (strcmp(opts.call_graph, "no"))
+		die("--call-graph=%s is not supported yet; only 'no' is", opts.call_graph);
+	if (opts.watermark_pct < 1 || opts.watermark_pct > 99)
+		die("--pressure-watermark must be between 1 and 99, not %u",
+		    opts.watermark_pct);
+	if (opts.poll_ms < 1 || opts.poll_ms > 60000)
+		die("--poll-interval must be between 1 and 60000 ms, not %u", opts.poll_ms);
+	if (opts.encoder_threads > 64)
+		die("--encoder-threads must be at most 64, not %u", opts.encoder_threads);
+}
 
 int cmd_track(int argc, const char **argv)
 {
-	const char *const usage[] = { "memtrack track [<options>] <file>", NULL };
 	struct option options[] = {
-		OPT_END(),
+		OPT_STRING('o', "output", &opts.output_dir, "dir",
+			   "directory for the artifact (default: .)"),
+		OPT_STRING(0, "stats", &opts.stats_path, "path",
+			   "write pipeline stats as JSON lines (or MEMTRACK_STATS)"),
+		OPT_CALLBACK(0, "ring-size", NULL, "name=size",
+			     "size of a ring, a power of two (e.g. events=16M)",
+			     parse_ring_size),
+		OPT_UINTEGER(0, "poll-interval", &opts.poll_ms, "ms",
+			     "time between polls of the rings (default: 1)"),
+		OPT_UINTEGER(0, "pressure-watermark", &opts.watermark_pct, "pct",
+			     "stop producers when a ring is this full (default: 75)"),
+		OPT_UINTEGER(0, "encoder-threads", &opts.encoder_threads, "n",
+			     "threads compressing the artifact (default: 1 on 2 cores)"),
+		OPT_STRING(0, "call-graph", &opts.call_graph, "mode",
+			   "call stacks: no (fp and dwarf are not there yet)"),
+		OPT_BOOLEAN(0, "tolerate-drops", &opts.tolerate_drops,
+			    "exit with the command's status even if events were dropped"),
+		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),
+		OPT_INCR('v', "verbose", &verbose, "be more verbose (libbpf's log with -vv)"),
+		OPT_BOOLEAN(0, "check-bpf", &opts.check_bpf,
+			    "check that the BPF programs load here, and exit"),
+		OPT_END()
 	};
+	struct track_session s = { .artifact_fd = -1, .guardian_fd = -1 };
+	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
+	const char **cmd_argv;
+	int err;
 
-	argc = parse_options(argc, argv, options, usage, 0);
-	if (argc < 1)
-		usage_with_options(usage, options);
-	return error("not implemented yet");
+	argc = parse_options(argc, argv, options, track_usage,
+			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
+	validate_options();
+	if (opts.check_bpf)
+		return check_bpf();
+	if (argc > 0 && !strcmp(argv[0], "--")) {
+		argv++;
+		argc--;
+		cmd_argv = argv;
+	} else if (argc == 1) {
+		shell_argv[2] = argv[0];
+		cmd_argv = shell_argv;
+	} else {
+		cmd_argv = argv;
+	}
+	if (argc < 1 || !*argv[0]) {
+		error("no command given");
+		usage_with_options(track_usage, options);
+	}
+	s.command = join_args(argc, argv);
+	run_as__from_sudo(&s.run_as);
+
+	/* the stats file comes first, before anything needs privilege */
+	if (!opts.stats_path)
+		opts.stats_path = stats_path_from_env();
+	if (opts.stats_path) {
+		s.stats = pstats__create(opts.stats_path);
+		if (!s.stats)
+			die_errno("failed to create memtrack stats file '%s'", opts.stats_path);
+		chown_to_user(&s.run_as, opts.stats_path);
+	}
+	prepare_output_dir(&s);
+	load_bpf(&s);
+	proc_table__init(&s.procs);
+
+	err = pressure__start_guardian(bpf_track__pressure_fd(s.bpf));
+	if (err < 0)
+		die("cannot start the guardian process: %s", strerror(-err));
+	s.guardian_fd = err;
+	err = spawn__fork(&s.child, cmd_argv, &s.run_as);
+	if (err)
+		die("cannot fork: %s", strerror(-err));
+	open_artifact(&s);
+
+	block_forwarded_signals(SIG_BLOCK);
+	start_pipeline(&s);
+	run_child(&s);
+	err = finish_pipeline(&s);
+	print_summary(&s);
+
+	bpf_track__close(s.bpf);
+	close(s.guardian_fd);
+	encoder__delete(s.enc);
+	proc_table__exit(&s.procs);
+	free(s.command);
+	return exit_status(&s, err);
 }

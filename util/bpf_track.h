@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_BPF_TRACK_H
+#define MEMTRACK_BPF_TRACK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/memtrack.h"
+
+/* The BPF side of `memtrack track`: load, attach, and the maps it reads. */
+struct bpf_track;
+
+struct bpf_track_opts {
+	uint64_t events_ring_size;
+	unsigned int watermark_pct;	/* 0: no back-pressure */
+};
+
+/* opens, loads and attaches the tracepoints; 0 or -errno */
+int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts);
+/* attaches the allocator probes of the libc this process uses */
+int bpf_track__attach_libc(struct bpf_track *t, const char **path);
+int bpf_track__track_pid(struct bpf_track *t, pid_t pid);
+int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
+int bpf_track__pressure_fd(struct bpf_track *t);
+uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring);
+/* detaches every probe: no more events; the maps stay readable */
+void bpf_track__detach(struct bpf_track *t);
+void bpf_track__close(struct bpf_track *t);
+
+#endif

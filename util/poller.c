@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "poller.h"
+#include "util.h"
+
+#define MAX_LISTED_PIDS 256
+
+static void release_stopped(struct poller *p)
+{
+	struct stopped_pid pids[MAX_LISTED_PIDS];
+	int n;
+
+	if (p->pressure_fd < 0)
+		return;
+	n = pressure__release(p->pressure_fd, pids, MAX_LISTED_PIDS);
+	if (n <= 0)
+		return;
+	p->episodes++;
+	p->resumed += n;
+	pstats__pressure(p->stats, p->ring.name, now_ns(), pids,
+			 n < MAX_LISTED_PIDS ? n : MAX_LISTED_PIDS);
+}
+
+static void tick(struct poller *p)
+{
+	struct ring_tick k = { .ring = p->ring.name };
+	long n;
+
+	k.t0 = now_ns();
+	k.prod0 = ring__producer(&p->ring);
+	k.cons0 = ring__consumer(&p->ring);
+	k.peak = k.prod0 - k.cons0;
+	n = ring__drain(&p->ring, p->on_record, p->ctx, &k.peak);
+	if (n < 0 && !p->error)
+		p->error = n;
+	else if (n > 0)
+		p->records += n;
+	k.t1 = now_ns();
+	k.prod1 = ring__producer(&p->ring);
+	k.cons1 = ring__consumer(&p->ring);
+	if (k.prod1 != k.prod0 || k.cons1 != k.cons0)
+		pstats__ring_tick(p->stats, &k);
+	release_stopped(p);
+	if (p->on_tick)
+		p->on_tick(p->ctx);
+}
+
+static void *poller_main(void *arg)
+{
+	struct poller *p = arg;
+	struct epoll_event ev[2];
+	uint64_t v;
+
+	while (!atomic_load(&p->stopping)) {
+		int n = epoll_wait(p->epoll_fd, ev, 2, p->interval_ms), i;
+
+		for (i = 0; i < n; i++)
+			if (ev[i].data.fd == p->wake_fd && read(p->wake_fd, &v, sizeof(v)) < 0)
+				break;
+		tick(p);
+	}
+	/* the producers are detached by now: one last tick takes what is left */
+	tick(p);
+	return NULL;
+}
+
+static int watch(int epoll_fd, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int poller__start(struct poller *p)
+{
+	int err;
+
+	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->epoll_fd < 0 || p->wake_fd < 0)
+		return -errno;
+	/* edge-triggered: wake on BPF's forced wakeups only, not on any data */
+	err = watch(p->epoll_fd, p->ring.map_fd, EPOLLIN | EPOLLET);
+	if (!err)
+		err = watch(p->epoll_fd, p->wake_fd, EPOLLIN);
+	if (err)
+		return err;
+	pstats__ring_open(p->stats, p->ring.name, p->ring.size);
+	return -pthread_create(&p->thread, NULL, poller_main, p);
+}
+
+int poller__stop(struct poller *p)
+{
+	uint64_t one = 1;
+
+	atomic_store(&p->stopping, true);
+	if (write(p->wake_fd, &one, sizeof(one)) < 0)
+		return -errno;
+	pthread_join(p->thread, NULL);
+	close(p->epoll_fd);
+	close(p->wake_fd);
+	return p->error;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_POLLER_H
+#define MEMTRACK_POLLER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "pipeline-stats.h"
+#include "ring.h"
+
+/*
+ * One thread per ring.  Each tick drains the ring until it catches the
+ * producer, writes a `ring` row, and resumes the processes that BPF stopped
+ * at the watermark.  A tick happens every poll interval, or at once when
+ * BPF forces a wakeup (a producer was stopped).
+ */
+struct poller {
+	struct ring ring;
+	unsigned int interval_ms;
+	int pressure_fd;		/* -1: none */
+	struct pstats *stats;
+	ring_record_fn *on_record;
+	void *ctx;
+	void (*on_tick)(void *ctx);	/* after each tick, in the poller thread */
+
+	int epoll_fd;
+	int wake_fd;
+	pthread_t thread;
+	atomic_bool stopping;
+	int error;			/* the record callback's, -errno */
+	uint64_t records;
+	uint64_t episodes;
+	uint64_t resumed;
+};
+
+int poller__start(struct poller *p);
+/* a last full drain and release, then joins the thread; returns p->error */
+int poller__stop(struct poller *p);
+
+#endif

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pressure.h"
+
+#define GUARDIAN_SCANS		10
+#define GUARDIAN_SCAN_US	20000
+
+static int bpf_map_call(int cmd, int map_fd, const void *key, void *value_or_next)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = map_fd;
+	attr.key = (uintptr_t)key;
+	attr.value = (uintptr_t)value_or_next;	/* also next_key */
+	return syscall(__NR_bpf, cmd, &attr, sizeof(attr)) ? -errno : 0;
+}
+
+int pressure__release(int map_fd, struct stopped_pid *out, int max)
+{
+	uint32_t pid;
+	uint64_t stopped_at;
+	int n = 0, err;
+
+	/* deleting while iterating: always restart from the first key */
+	while (!(err = bpf_map_call(BPF_MAP_GET_NEXT_KEY, map_fd, NULL, &pid))) {
+		if (bpf_map_call(BPF_MAP_LOOKUP_ELEM, map_fd, &pid, &stopped_at))
+			stopped_at = 0;
+		if (bpf_map_call(BPF_MAP_DELETE_ELEM, map_fd, &pid, NULL))
+			continue;	/* someone else released it */
+		kill(pid, SIGCONT);
+		if (n < max) {
+			out[n].pid = pid;
+			out[n].stopped_at = stopped_at;
+		}
+		n++;
+	}
+	return err == -ENOENT ? n : err;
+}
+
+static void guardian_main(int pipe_fd, int map_fd)
+{
+	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
+	char c;
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_IGN);
+	prctl(PR_SET_NAME, "memtrack-guard");
+	/* keep nothing of memtrack's open: above all not its BPF links */
+	if (dup2(pipe_fd, 3) < 0 || dup2(map_fd, 4) < 0)
+		_exit(1);
+	close_range(5, ~0U, 0);
+
+	for (;;) {
+		ssize_t n = read(3, &c, 1);
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+	/* probes still running while memtrack's links close may stop a few more */
+	for (i = 0; i < GUARDIAN_SCANS; i++) {
+		pressure__release(4, NULL, 0);
+		usleep(GUARDIAN_SCAN_US);
+	}
+	_exit(0);
+}
+
+int pressure__start_guardian(int map_fd)
+{
+	int fds[2], high_pipe, high_map;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(fds[1]);
+		high_pipe = fcntl(fds[0], F_DUPFD, 1000);
+		high_map = fcntl(map_fd, F_DUPFD, 1000);
+		if (high_pipe < 0 || high_map < 0)
+			_exit(1);
+		guardian_main(high_pipe, high_map);
+	}
+	close(fds[0]);
+	return fds[1];
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn.h"
+
+#define EXIT_NOT_FOUND		127
+#define EXIT_NOT_EXECUTABLE	126
+
+static bool parse_id(const char *s, unsigned long *id)
+{
+	char *end;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	*id = strtoul(s, &end, 10);
+	return !errno && !*end;
+}
+
+void run_as__from_sudo(struct run_as *as)
+{
+	unsigned long uid, gid;
+
+	as->set = false;
+	if (geteuid() != 0 || !parse_id(getenv("SUDO_UID"), &uid) ||
+	    !parse_id(getenv("SUDO_GID"), &gid) || uid == 0)
+		return;
+	as->set = true;
+	as->uid = uid;
+	as->gid = gid;
+}
+
+static int drop_privileges(const struct run_as *as)
+{
+	struct passwd *pw = getpwuid(as->uid);
+
+	if (pw ? initgroups(pw->pw_name, as->gid) : setgroups(0, NULL))
+		return -1;
+	if (setgid(as->gid) || setuid(as->uid))
+		return -1;
+	return 0;
+}
+
+static void child_main(int go_fd, const char *const argv[], const struct run_as *as)
+{
+	char go;
+
+	if (read(go_fd, &go, 1) != 1)
+		_exit(128);	/* memtrack gave up before starting us */
+	close(go_fd);
+	signal(SIGPIPE, SIG_DFL);
+	if (as->set && drop_privileges(as)) {
+		fprintf(stderr, "memtrack: cannot switch to uid %u: %s\n",
+			(unsigned int)as->uid, strerror(errno));
+		_exit(126);
+	}
+	execvp(argv[0], (char *const *)argv);
+	fprintf(stderr, "memtrack: %s: %s\n", argv[0],
+		errno == ENOENT ? "command not found" : strerror(errno));
+	_exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
+}
+
+int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	s->pid = fork();
+	if (s->pid < 0) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (s->pid == 0) {
+		close(fds[1]);
+		child_main(fds[0], argv, as);
+	}
+	close(fds[0]);
+	s->go_fd = fds[1];
+	return 0;
+}
+
+int spawn__start(struct spawn *s)
+{
+	int err = write(s->go_fd, "g", 1) == 1 ? 0 : -errno;
+
+	close(s->go_fd);
+	s->go_fd = -1;
+	return err;
+}
+
+void spawn__abort(struct spawn *s)
+{
+	if (s->go_fd >= 0)
+		close(s->go_fd);
+	s->go_fd = -1;
+	waitpid(s->pid, NULL, 0);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_SPAWN_H
+#define MEMTRACK_SPAWN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/*
+ * The tracked command is forked early and held before exec until its pid
+ * is in the tracked set, so that none of its allocations escape.
+ */
+struct spawn {
+	pid_t pid;
+	int go_fd;
+};
+
+struct run_as {
+	bool set;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* the invoking user under sudo (SUDO_UID/SUDO_GID), when running as root */
+void run_as__from_sudo(struct run_as *as);
+
+/* forks; the child waits for spawn__start() and then execs argv */
+int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as);
+int spawn__start(struct spawn *s);
+/* the child exits without running the command */
+void spawn__abort(struct spawn *s);
+
+#endif
