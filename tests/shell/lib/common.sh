@@ -48,3 +48,33 @@ finish() {
 	[ "$failures" -eq 0 ] || exit 1
 	exit 0
 }
+
+# track_workload <outdir> <memtrack track args...>: runs memtrack track -q -o <outdir>
+# and prints the artifact's path; the exit status is memtrack's.
+track_workload() {
+	local out=$1 rc
+	shift
+	"$MEMTRACK" track -q -o "$out" "$@" >"$out/track.out" 2>"$out/track.err"
+	rc=$?
+	ls -t "$out"/*.MemtrackArtifact.msgpack 2>/dev/null | head -n 1
+	return $rc
+}
+
+# report_json <artifact> <out.json>: the summary of an artifact as JSON
+report_json() {
+	"$MEMTRACK" report --json "$1" >"$2"
+}
+
+# count <json> <type> [<pid>]: events of one type, for the tree or one process
+count() {
+	if [ -n "${3:-}" ]; then
+		jq -r --argjson pid "$3" '.processes[] | select(.pid == $pid) | .counts["'"$2"'"] // 0' "$1"
+	else
+		jq -r '.counts["'"$2"'"] // 0' "$1"
+	fi
+}
+
+# process_state <pid>: the one-letter state of a process (T when stopped)
+process_state() {
+	awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}

@@ -1,0 +1,49 @@
+#!/bin/bash
+# track: calloc, realloc chains and the aligned family, each call counted once
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+run() {
+	rm -f "$tmp"/*.msgpack
+	report_json "$(track_workload "$tmp" -- "$WORKLOADS/$1")" "$tmp/r.json"
+}
+
+test_calloc() {
+	run calloc
+	expect_eq "calloc: 50 Calloc" 50 "$(count "$tmp/r.json" Calloc)"
+	expect_eq "calloc: reallocarray(NULL) is 10 Realloc" 10 "$(count "$tmp/r.json" Realloc)"
+	expect_eq "calloc: no nested Malloc" 0 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "calloc: 60 Free" 60 "$(count "$tmp/r.json" Free)"
+	# 8 * (1 + ... + 50) + 16 * (1 + ... + 10)
+	expect_eq "calloc: bytes" $((8 * 1275 + 16 * 55)) "$(jq -r .bytes_allocated "$tmp/r.json")"
+	expect_eq "calloc: nothing leaked" 0 "$(jq -r .leaked_count "$tmp/r.json")"
+}
+
+test_realloc_chain() {
+	run realloc_chain
+	expect_eq "realloc: 12 Realloc incl. realloc(NULL, n) and realloc(p, 0)" 12 \
+		"$(count "$tmp/r.json" Realloc)"
+	expect_eq "realloc: no nested Malloc or Free" 0 \
+		"$(( $(count "$tmp/r.json" Malloc) + $(count "$tmp/r.json" Free) ))"
+	expect_eq "realloc: realloc(p, 0) freed the last block" 0 "$(jq -r .leaked_count "$tmp/r.json")"
+	expect_eq "realloc: peak is the largest block" 176 "$(jq -r .peak_bytes "$tmp/r.json")"
+}
+
+test_aligned() {
+	run aligned
+	expect_eq "aligned: 19 AlignedAlloc" 19 "$(count "$tmp/r.json" AlignedAlloc)"
+	expect_eq "aligned: no nested Malloc" 0 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "aligned: 19 Free" 19 "$(count "$tmp/r.json" Free)"
+	expect_eq "aligned: bytes" $((5 * 128 + 5 * 100 + 5 * 1000 + 4 * 100)) \
+		"$(jq -r .bytes_allocated "$tmp/r.json")"
+}
+
+test_calloc
+test_realloc_chain
+test_aligned
+finish

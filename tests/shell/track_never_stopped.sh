@@ -1,0 +1,68 @@
+#!/bin/bash
+# track: no process is left stopped, even when memtrack is SIGKILLed, and a
+# process stopped by someone else is not resumed by memtrack
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+mt=
+cleanup() {
+	[ -n "$mt" ] && kill -CONT "$mt" 2>/dev/null && kill -9 "$mt" 2>/dev/null
+	pkill -CONT -f "$WORKLOADS/" 2>/dev/null || true
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+trap cleanup EXIT TERM INT
+
+stopped_workers() {
+	local n=0 p
+	for p in $(pgrep -f "alloc_storm_procs 4 30000"); do
+		[ "$(process_state "$p")" = T ] && n=$((n + 1))
+	done
+	echo $n
+}
+
+test_sigkill_resumes() {
+	# a tiny ring and memtrack itself frozen: the workers stop at the watermark
+	"$MEMTRACK" track -q -o "$tmp" --ring-size events=16K \
+		"$WORKLOADS/alloc_storm_procs 4 30000; echo \$? > $tmp/done" &
+	mt=$!
+	wait_for 20 test -n "$(pgrep -f 'alloc_storm_procs 4 30000')"
+	kill -STOP "$mt"
+	if ! wait_for 20 test "$(stopped_workers)" -gt 0; then
+		fail "sigkill: workers stopped by back-pressure" "none stopped"
+		return
+	fi
+	pass "sigkill: workers stopped by back-pressure ($(stopped_workers))"
+	kill -9 "$mt"
+	wait "$mt" 2>/dev/null || true
+	mt=
+	if wait_for 60 test -s "$tmp/done"; then
+		pass "sigkill: every worker resumed and the workload ran to its end"
+		expect_eq "sigkill: the workload's own exit" 0 "$(cat "$tmp/done")"
+	else
+		fail "sigkill: workload resumed" "stopped: $(stopped_workers)"
+	fi
+	expect_eq "sigkill: none left in state T" 0 "$(stopped_workers)"
+}
+
+test_self_stop_not_resumed() {
+	local pid
+	"$MEMTRACK" track -q -o "$tmp/self" -- "$WORKLOADS/self_stop" &
+	mt=$!
+	wait_for 20 test -n "$(pgrep -f "$WORKLOADS/self_stop")"
+	pid=$(pgrep -f "$WORKLOADS/self_stop")
+	wait_for 20 test "$(process_state "$pid")" = T
+	sleep 1
+	expect_eq "self-stop: still stopped a second later" T "$(process_state "$pid")"
+	kill -CONT "$pid"
+	wait "$mt"
+	mt=
+	report_json "$(ls "$tmp"/self/*.msgpack)" "$tmp/r.json"
+	expect_eq "self-stop: both mallocs recorded" 2 "$(count "$tmp/r.json" Malloc)"
+}
+
+test_sigkill_resumes
+test_self_stop_not_resumed
+finish

@@ -1,0 +1,56 @@
+#!/bin/bash
+# track: back-pressure stops producers instead of dropping; stats rows are sane
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+test_pressure_no_loss() {
+	art=$(track_workload "$tmp" --stats "$tmp/s.jsonl" --ring-size events=64K \
+		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 50000)
+	report_json "$art" "$tmp/r.json"
+	expect_eq "pressure: 800000 Malloc" 800000 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "pressure: 800000 Free" 800000 "$(count "$tmp/r.json" Free)"
+	expect_eq "pressure: zero drops" 0 "$(jq -r .meta.drops.events "$tmp/r.json")"
+	rows=$(grep -c '"k":"pressure"' "$tmp/s.jsonl" || true)
+	if [ "$rows" -gt 0 ]; then pass "pressure: episodes recorded ($rows)"; else fail "pressure: episodes" "none"; fi
+	expect_eq "pressure: every pid stopped before its release" 0 \
+		"$(jq -s '[.[] | select(.k == "pressure") | .t as $t | .pids[] | select(.[1] >= $t or .[1] == 0)] | length' "$tmp/s.jsonl")"
+	expect_eq "pressure: the summary counts them" "$rows" \
+		"$(sed -n 's/.* \([0-9]*\) pressure episodes.*/\1/p' "$tmp/track.err")"
+}
+
+test_stats_rows() {
+	local s=$tmp/s.jsonl
+	if jq -e . "$s" >/dev/null; then pass "stats: every line is JSON"; else fail "stats: every line is JSON" "jq failed"; fi
+	expect_eq "stats: key k first" 0 "$(grep -vc '^{"k":' "$s" || true)"
+	expect_eq "stats: one ring_open for events" 1 \
+		"$(jq -s '[.[] | select(.k == "ring_open" and .ring == "events")] | length' "$s")"
+	expect_eq "stats: ring_open size" 65536 "$(jq -s -r '.[] | select(.k == "ring_open") | .size' "$s")"
+	expect_eq "stats: t0 <= t1, cons <= prod, 0 <= peak <= size" 0 \
+		"$(jq -s '[.[] | select(.k == "ring") | select(.t0 > .t1 or .cons0 > .prod0 or .cons1 > .prod1 or .peak < 0 or .peak > 65536)] | length' "$s")"
+	expect_eq "stats: positions never decrease" 0 \
+		"$(jq -s '[.[] | select(.k == "ring")] as $r | [range(1; $r | length) | select($r[.].prod0 < $r[. - 1].prod1 or $r[.].cons0 < $r[. - 1].cons1)] | length' "$s")"
+	expect_eq "stats: no idle ticks written" 0 \
+		"$(jq -s '[.[] | select(.k == "ring" and .prod0 == .prod1 and .cons0 == .cons1)] | length' "$s")"
+	if [ "$(jq -s '[.[] | select(.k == "encode")] | length' "$s")" -gt 0 ]; then
+		pass "stats: encode rows"
+	else
+		fail "stats: encode rows" "none"
+	fi
+}
+
+test_stats_env() {
+	MEMTRACK_STATS=$tmp/env.jsonl "$MEMTRACK" track -q -o "$tmp" -- "$WORKLOADS/malloc_free"
+	expect_eq "stats: MEMTRACK_STATS" 1 "$(grep -c '"k":"ring_open"' "$tmp/env.jsonl")"
+	CODSPEED_MEMTRACK_STATS=$tmp/cs.jsonl "$MEMTRACK" track -q -o "$tmp" -- "$WORKLOADS/malloc_free"
+	expect_eq "stats: CODSPEED_MEMTRACK_STATS" 1 "$(grep -c '"k":"ring_open"' "$tmp/cs.jsonl")"
+}
+
+test_pressure_no_loss
+test_stats_rows
+test_stats_env
+finish

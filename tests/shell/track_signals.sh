@@ -1,0 +1,31 @@
+#!/bin/bash
+# track: SIGINT/SIGTERM go to the command, and the artifact is still completed
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+# interrupt <signal> <expected status>
+interrupt() {
+	local sig=$1 want=$2 mt rc=0
+	rm -rf "$tmp/out"
+	"$MEMTRACK" track -q -o "$tmp/out" -- "$WORKLOADS/malloc_free_then_sleep" >"$tmp/ready" &
+	mt=$!
+	wait_for 20 grep -q ready "$tmp/ready"
+	kill "-$sig" "$mt"
+	wait "$mt" || rc=$?
+	expect_eq "$sig: memtrack exits 128 + the command's signal" "$want" "$rc"
+	if "$MEMTRACK" report --json "$tmp"/out/*.msgpack >"$tmp/r.json"; then
+		pass "$sig: the artifact is complete"
+	else
+		fail "$sig: the artifact is complete" "report failed"
+	fi
+	expect_eq "$sig: its 100 Malloc" 100 "$(count "$tmp/r.json" Malloc)"
+}
+
+interrupt INT 130
+interrupt TERM 143
+finish

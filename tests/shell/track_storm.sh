@@ -1,0 +1,26 @@
+#!/bin/bash
+# track: alloc_storm_procs 16 50000, every one of the 1.6 M events, no drop
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+test_storm_exact() {
+	art=$(track_workload "$tmp" --stats "$tmp/s.jsonl" -- "$WORKLOADS/alloc_storm_procs" 16 50000)
+	report_json "$art" "$tmp/r.json"
+	expect_eq "storm: 800000 Malloc" 800000 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "storm: 800000 Free" 800000 "$(count "$tmp/r.json" Free)"
+	expect_eq "storm: 17 processes" 17 "$(jq -r '.processes | length' "$tmp/r.json")"
+	expect_eq "storm: every child did 50000" 16 \
+		"$(jq '[.processes[] | select(.counts.Malloc == 50000 and .counts.Free == 50000)] | length' "$tmp/r.json")"
+	expect_eq "storm: no drops" 0 "$(jq -r .meta.drops.events "$tmp/r.json")"
+	expect_eq "storm: nothing leaked" 0 "$(jq -r .leaked_count "$tmp/r.json")"
+	expect_eq "storm: default ring and 1 ms poll need no pressure" 0 \
+		"$(grep -c '"k":"pressure"' "$tmp/s.jsonl" || true)"
+}
+
+test_storm_exact
+finish

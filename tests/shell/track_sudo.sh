@@ -1,0 +1,31 @@
+#!/bin/bash
+# track under sudo: the command runs as the invoking user, who owns the output
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+chmod 777 "$tmp"
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+test_sudo_user() {
+	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$MEMTRACK" track -q \
+		-o "$tmp/out" --stats "$tmp/s.jsonl" "id -u > $tmp/uid; id -g > $tmp/gid"
+	expect_eq "sudo: the command runs as SUDO_UID" 65534 "$(cat "$tmp/uid")"
+	expect_eq "sudo: ... and SUDO_GID" 65534 "$(cat "$tmp/gid")"
+	expect_eq "sudo: artifact owned by the user" "65534:65534" \
+		"$(stat -c %u:%g "$tmp"/out/*.MemtrackArtifact.msgpack)"
+	expect_eq "sudo: created output directory owned by the user" "65534:65534" \
+		"$(stat -c %u:%g "$tmp/out")"
+	expect_eq "sudo: stats file owned by the user" "65534:65534" "$(stat -c %u:%g "$tmp/s.jsonl")"
+}
+
+test_root_without_sudo() {
+	env -u SUDO_UID -u SUDO_GID "$MEMTRACK" track -q -o "$tmp/root" "id -u > $tmp/uid2"
+	expect_eq "no sudo: the command runs as root" 0 "$(cat "$tmp/uid2")"
+}
+
+test_sudo_user
+test_root_without_sudo
+finish

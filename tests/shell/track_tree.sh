@@ -1,0 +1,70 @@
+#!/bin/bash
+# track: the whole process tree (fork, fork+exec, threads), nothing outside it
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+run() {
+	rm -f "$tmp"/*.msgpack
+	art=$(track_workload "$tmp" -- "$@")
+	report_json "$art" "$tmp/r.json"
+	root=$(jq -r .meta.root_pid "$tmp/r.json")
+	child=$(jq -r --argjson r "$root" '[.processes[] | select(.pid != $r)][0].pid' "$tmp/r.json")
+}
+
+test_fork() {
+	run "$WORKLOADS/fork"
+	expect_eq "fork: two processes" 2 "$(jq -r '.processes | length' "$tmp/r.json")"
+	expect_eq "fork: parent 10 Malloc" 10 "$(count "$tmp/r.json" Malloc "$root")"
+	expect_eq "fork: parent 10 Free" 10 "$(count "$tmp/r.json" Free "$root")"
+	expect_eq "fork: child 20 Malloc" 20 "$(count "$tmp/r.json" Malloc "$child")"
+	expect_eq "fork: child 5 Free" 5 "$(count "$tmp/r.json" Free "$child")"
+	expect_eq "fork: child's parent" "$root" \
+		"$(jq -r --argjson c "$child" '.processes[] | select(.pid == $c) | .ppid' "$tmp/r.json")"
+}
+
+test_fork_exec() {
+	run "$WORKLOADS/fork_exec"
+	expect_eq "fork+exec: parent 7 Malloc" 7 "$(count "$tmp/r.json" Malloc "$root")"
+	expect_eq "fork+exec: exec'd child 100 Malloc" 100 "$(count "$tmp/r.json" Malloc "$child")"
+	expect_eq "fork+exec: exec'd child 60 Free" 60 "$(count "$tmp/r.json" Free "$child")"
+	expect_eq "fork+exec: child's exe" "$WORKLOADS/malloc_free" \
+		"$(jq -r --argjson c "$child" '.processes[] | select(.pid == $c) | .exe' "$tmp/r.json")"
+}
+
+test_shell_pipeline() {
+	# through /bin/sh: two workloads in one command line
+	run "$WORKLOADS/malloc_free; $WORKLOADS/exit3; true"
+	expect_eq "shell: 105 Malloc over the tree" 105 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "shell: 3 processes (sh and two children)" 3 "$(jq -r '.processes | length' "$tmp/r.json")"
+}
+
+test_threads() {
+	rm -f "$tmp"/*.msgpack
+	art=$(track_workload "$tmp" -- "$WORKLOADS/threads")
+	n=$("$MEMTRACK" report --dump "$art" | grep -c '"type": *"Malloc".*"size": *4242\b' || true)
+	expect_eq "threads: 8000 malloc(4242) from 8 threads" 8000 "$n"
+	tids=$("$MEMTRACK" report --dump "$art" | grep '"size": *4242\b' |
+		sed 's/.*"tid": *\([0-9]*\).*/\1/' | sort -u | wc -l)
+	expect_eq "threads: from 8 distinct tids" 8 "$tids"
+}
+
+test_not_outside_tree() {
+	# a process allocating at the same time, outside the tree, is not seen
+	"$WORKLOADS/alloc_storm_procs" 1 200000 &
+	local bg=$!
+	run "$WORKLOADS/malloc_free"
+	wait $bg
+	expect_eq "outside: only the tree's 100 Malloc" 100 "$(count "$tmp/r.json" Malloc)"
+}
+
+test_fork
+test_fork_exec
+test_shell_pipeline
+test_threads
+test_not_outside_tree
+finish

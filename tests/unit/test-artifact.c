@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The artifact reader against the encoder: round trips for every event type
+ * and window size, truncation at many offsets, garbage, an empty file,
+ * CodSpeed-style artifacts (events only, one frame, records across frames),
+ * unknown record types and keys, and records too large to be real.
+ */
+#include <zstd.h>
+
+#include "util/artifact.h"
+#include "util/util.h"
+#include "test-artifact.h"
+
+#define NR_EVENTS	1000
+
+static struct mt_alloc_event events[NR_EVENTS];
+
+static void make_events(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	for (i = 0; i < NR_EVENTS; i++) {
+		struct mt_alloc_event *e = &events[i];
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		e->kind = MT_MALLOC + i % (MT_BRK - MT_MALLOC + 1);
+		e->pid = 100 + i % 3;
+		e->tid = e->pid + i % 5;
+		e->ts = 1000000000ULL + i * 1000;
+		e->addr = (x & 0xffffffffff0ULL) | (i == 7 ? 1ULL << 63 : 0);
+		e->size = e->kind == MT_FREE ? 0 : (x >> 40) % 100000;
+		e->old_addr = e->kind == MT_REALLOC ? x >> 3 : 0;
+	}
+	/* values that take each msgpack integer width */
+	events[1].size = 0;
+	events[2].size = 0xffffffffffffffffULL;
+	events[3].pid = 0x7fffffff;
+	events[6].size = 200;
+	events[5].ts = 0;
+}
+
+static bool same_event(const struct artifact_record *r, const struct mt_alloc_event *e)
+{
+	uint32_t want = AR_HAS(AF_PID) | AR_HAS(AF_TID) | AR_HAS(AF_TIMESTAMP) |
+			AR_HAS(AF_ADDR);
+
+	if (e->kind != MT_FREE)
+		want |= AR_HAS(AF_SIZE);
+	if (e->kind == MT_REALLOC)
+		want |= AR_HAS(AF_OLD_ADDR);
+	return r->type == ARTIFACT_EVENT && r->kind == e->kind &&
+	       r->has == want && r->pid == (int32_t)e->pid &&
+	       r->tid == (int32_t)e->tid && r->timestamp == e->ts &&
+	       r->addr == e->addr && r->size == e->size &&
+	       r->old_addr == e->old_addr;
+}
+
+struct readback {
+	uint64_t events;	/* matching events[] in order */
+	uint64_t mismatches;
+	uint64_t metas, processes, others;
+	int ret;		/* the last artifact__next() */
+	uint64_t records, offset;
+	char reason[256];
+};
+
+static void read_all(const char *path, struct readback *rb)
+{
+	const struct artifact_record *r;
+	struct artifact *a;
+	int err = artifact__open(path, &a);
+
+	memset(rb, 0, sizeof(*rb));
+	rb->ret = err;
+	if (err)
+		return;
+	while ((rb->ret = artifact__next(a, &r)) == 1) {
+		if (r->type == ARTIFACT_EVENT) {
+			if (rb->events >= NR_EVENTS || !same_event(r, &events[rb->events]))
+				rb->mismatches++;
+			rb->events++;
+		} else if (r->type == ARTIFACT_META) {
+			rb->metas++;
+		} else if (r->type == ARTIFACT_PROCESS) {
+			rb->processes++;
+		} else {
+			rb->others++;
+		}
+	}
+	rb->records = artifact__records(a);
+	rb->offset = artifact__error_offset(a);
+	snprintf(rb->reason, sizeof(rb->reason), "%s", artifact__strerror(a));
+	artifact__close(a);
+}
+
+static void pack_trailer(msgpack_packer *pk, void *arg)
+{
+	(void)arg;
+	test_pack_meta(pk, "sh -c 'true'", 100, 1, 2, 3, 0);
+	test_pack_process(pk, 100, 1, "sh", "/bin/sh", 0);
+	test_pack_process(pk, 101, 100, "true", NULL, 9);
+}
+
+static void test_round_trip(unsigned int window, size_t n, bool trailer)
+{
+	const char *path = test_path("round-trip");
+	struct readback rb;
+	int err;
+
+	err = test_write_artifact(path, events, n, window,
+				  trailer ? pack_trailer : NULL, NULL);
+	CHECK(!err, "write: %s", strerror(-err));
+	read_all(path, &rb);
+	CHECK(rb.ret == 0, "window %u, %zu events: ret %d (%s)", window, n, rb.ret, rb.reason);
+	CHECK_U64(rb.events, n, "events");
+	CHECK_U64(rb.mismatches, 0, "mismatched events");
+	CHECK_U64(rb.metas, trailer, "Meta records");
+	CHECK_U64(rb.processes, trailer ? 2 : 0, "Process records");
+	CHECK_U64(rb.records, n + (trailer ? 3 : 0), "records");
+}
+
+static void test_trailer_fields(void)
+{
+	const char *path = test_path("trailer");
+	const struct artifact_record *r;
+	struct artifact *a;
+	int n = 0;
+
+	CHECK(!test_write_artifact(path, events, 10, 4, pack_trailer, NULL), "write");
+	CHECK(!artifact__open(path, &a), "open");
+	while (artifact__next(a, &r) == 1) {
+		if (r->type == ARTIFACT_META) {
+			n++;
+			CHECK(r->format == 1 && !strcmp(r->tool, "memtrack") &&
+			      !strcmp(r->version, "0.1.0") &&
+			      !strcmp(r->command, "sh -c 'true'") &&
+			      r->root_pid == 100 && r->start == 1 && r->end == 2 &&
+			      r->drops_events == 3 && r->exit_code == 0, "Meta fields");
+			CHECK(r->has & AR_HAS(AF_DROPS), "Meta drops present");
+		} else if (r->type == ARTIFACT_PROCESS && r->pid == 100) {
+			n++;
+			CHECK(r->ppid == 1 && !strcmp(r->comm, "sh") &&
+			      !strcmp(r->exe, "/bin/sh") && r->exit_code == 0,
+			      "Process 100 fields");
+		} else if (r->type == ARTIFACT_PROCESS && r->pid == 101) {
+			n++;
+			CHECK(!(r->has & AR_HAS(AF_EXE)) && r->exe == NULL &&
+			      r->exit_code == 9 && !strcmp(r->comm, "true"),
+			      "Process 101 without exe");
+			CHECK(!strcmp(artifact_record__type_name(r), "Process"), "type name");
+		}
+	}
+	CHECK(n == 3, "trailer records seen: %d", n);
+	artifact__close(a);
+}
+
+/* the file offsets where each zstd frame starts, and the file's end */
+static size_t frame_offsets(const unsigned char *buf, size_t len, size_t *off, size_t max)
+{
+	size_t n = 0, pos = 0;
+
+	while (pos < len && n < max) {
+		size_t size = ZSTD_findFrameCompressedSize(buf + pos, len - pos);
+
+		if (ZSTD_isError(size))
+			break;
+		off[n++] = pos;
+		pos += size;
+	}
+	if (n < max)
+		off[n] = pos;
+	return n;
+}
+
+static void test_truncation(void)
+{
+	const char *full = test_path("full"), *cut = test_path("cut");
+	size_t len, off[64], nframes, f, k, pos;
+	unsigned char *buf;
+	struct readback rb;
+
+	CHECK(!test_write_artifact(full, events, NR_EVENTS, 100, pack_trailer, NULL),
+	      "write");
+	buf = test_read_file(full, &len);
+	CHECK(buf != NULL, "read back");
+	if (!buf)
+		return;
+	nframes = frame_offsets(buf, len, off, 63);
+	CHECK(nframes == 11 && off[nframes] == len, "%zu frames", nframes);
+
+	for (f = 0; f < nframes; f++) {
+		size_t flen = off[f + 1] - off[f];
+		size_t cuts[] = { 0, 1, 4, 7, flen / 2, flen - 4, flen - 1 };
+
+		for (k = 0; k < ARRAY_SIZE(cuts); k++) {
+			CHECK(!test_write_bytes(cut, buf, off[f] + cuts[k]), "write cut");
+			read_all(cut, &rb);
+			if (cuts[k] == 0) {
+				/* a cut between frames: a shorter, complete artifact */
+				CHECK(rb.ret == 0, "cut at frame %zu: ret %d", f, rb.ret);
+				CHECK_U64(rb.events, f * 100, "events before a clean cut");
+				continue;
+			}
+			CHECK(rb.ret == -EBADMSG, "cut %zu into frame %zu: ret %d",
+			      cuts[k], f, rb.ret);
+			CHECK(rb.events >= (f < 10 ? f : 10) * 100,
+			      "events of complete frames: %" PRIu64, rb.events);
+			CHECK_U64(rb.mismatches, 0, "mismatches before a cut");
+			CHECK_U64(rb.offset, off[f], "error offset");
+			CHECK(strstr(rb.reason, "incomplete") != NULL, "reason: %s", rb.reason);
+		}
+	}
+	/* and everywhere else, a byte at a time near the start, then sparser */
+	for (pos = 0; pos < len; pos += pos < 200 ? 1 : 97) {
+		CHECK(!test_write_bytes(cut, buf, pos), "write cut");
+		read_all(cut, &rb);
+		CHECK(rb.ret == 0 || rb.ret == -EBADMSG, "cut at %zu: %d", pos, rb.ret);
+		CHECK_U64(rb.mismatches, 0, "mismatches");
+	}
+	free(buf);
+}
+
+static void test_corruption(void)
+{
+	const char *full = test_path("full"), *bad = test_path("bad");
+	unsigned char *buf;
+	struct readback rb;
+	size_t len, pos;
+
+	CHECK(!test_write_artifact(full, events, NR_EVENTS, 100, pack_trailer, NULL),
+	      "write");
+	buf = test_read_file(full, &len);
+	if (!buf)
+		return;
+	for (pos = 0; pos < len; pos += 13) {
+		buf[pos] ^= 0x55;
+		CHECK(!test_write_bytes(bad, buf, len), "write");
+		buf[pos] ^= 0x55;
+		read_all(bad, &rb);
+		/* a flipped byte is caught by zstd (checksums) or by the decoder */
+		CHECK(rb.ret == 0 || rb.ret == -EBADMSG, "flip at %zu: %d", pos, rb.ret);
+		CHECK(rb.ret != 0 || rb.events == NR_EVENTS || rb.mismatches,
+		      "flip at %zu went unseen", pos);
+	}
+	free(buf);
+}
+
+static void test_garbage(void)
+{
+	const char *path = test_path("garbage");
+	unsigned char junk[4096];
+	struct readback rb;
+	size_t i;
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (i * 7919) ^ (i >> 3);
+	CHECK(!test_write_bytes(path, junk, sizeof(junk)), "write");
+	read_all(path, &rb);
+	CHECK(rb.ret == -EBADMSG, "garbage: ret %d", rb.ret);
+	CHECK_U64(rb.records, 0, "records in garbage");
+	CHECK_U64(rb.offset, 0, "garbage offset");
+	CHECK(strstr(rb.reason, "not a zstd frame") != NULL, "reason: %s", rb.reason);
+
+	CHECK(!test_write_bytes(path, "", 0), "write empty");
+	read_all(path, &rb);
+	CHECK(rb.ret == 0 && rb.records == 0, "empty file: ret %d", rb.ret);
+
+	read_all(test_path("does-not-exist"), &rb);
+	CHECK(rb.ret == -ENOENT, "missing file: %d", rb.ret);
+	read_all(test_tmpdir(), &rb);
+	CHECK(rb.ret == -EISDIR, "directory: %d", rb.ret);
+}
+
+/* compresses buf as frames of chunk bytes each: records cut across frames */
+static int write_chunked(const char *path, const void *buf, size_t len, size_t chunk)
+{
+	size_t cap = ZSTD_compressBound(len) + (len / chunk + 1) * 32, zlen = 0, pos;
+	unsigned char *z = malloc(cap);
+	int err;
+
+	if (!z)
+		return -ENOMEM;
+	for (pos = 0; pos < len; pos += chunk) {
+		size_t n = len - pos < chunk ? len - pos : chunk;
+		size_t r = ZSTD_compress(z + zlen, cap - zlen, (const char *)buf + pos, n, 1);
+
+		if (ZSTD_isError(r)) {
+			free(z);
+			return -EINVAL;
+		}
+		zlen += r;
+	}
+	err = test_write_bytes(path, z, zlen);
+	free(z);
+	return err;
+}
+
+static void pack_events(msgpack_sbuffer *sb, size_t n)
+{
+	msgpack_packer pk;
+	size_t i;
+
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	for (i = 0; i < n; i++)
+		pack_alloc_event(&pk, &events[i]);
+}
+
+static void test_codspeed_style(void)
+{
+	const char *path = test_path("codspeed");
+	size_t chunks[] = { 1, 7, 64, 1 << 20 };
+	msgpack_sbuffer sb;
+	struct readback rb;
+	size_t i;
+
+	/* events only, no trailer, through the encoder */
+	CHECK(!test_write_artifact(path, events, NR_EVENTS, 333, NULL, NULL), "write");
+	read_all(path, &rb);
+	CHECK(rb.ret == 0 && rb.events == NR_EVENTS && !rb.mismatches && !rb.metas,
+	      "events only: ret %d, %" PRIu64 " events", rb.ret, rb.events);
+
+	/* one stream, framed anyhow: records cut by frame ends */
+	msgpack_sbuffer_init(&sb);
+	pack_events(&sb, NR_EVENTS);
+	for (i = 0; i < ARRAY_SIZE(chunks); i++) {
+		CHECK(!write_chunked(path, sb.data, sb.size, chunks[i]), "write");
+		read_all(path, &rb);
+		CHECK(rb.ret == 0 && rb.events == NR_EVENTS && !rb.mismatches,
+		      "frames of %zu bytes: ret %d (%s), %" PRIu64 " events",
+		      chunks[i], rb.ret, rb.reason, rb.events);
+	}
+	/* a stream cut inside a record, at the end of a complete frame */
+	CHECK(!write_chunked(path, sb.data, sb.size - 3, 64), "write");
+	read_all(path, &rb);
+	CHECK(rb.ret == -EBADMSG && strstr(rb.reason, "inside a record"),
+	      "cut record: ret %d (%s)", rb.ret, rb.reason);
+	CHECK_U64(rb.events, NR_EVENTS - 1, "events before the cut record");
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void pack_odd_records(msgpack_packer *pk, void *arg)
+{
+	(void)arg;
+	/* an unknown record type with nested values */
+	msgpack_pack_map(pk, 3);
+	pack_key(pk, "type");
+	pack_str(pk, "FutureThing");
+	pack_key(pk, "list");
+	msgpack_pack_array(pk, 3);
+	msgpack_pack_nil(pk);
+	msgpack_pack_map(pk, 1);
+	pack_key(pk, "deep");
+	msgpack_pack_array(pk, 0);
+	msgpack_pack_double(pk, 1.5);
+	pack_key(pk, "bin");
+	msgpack_pack_bin(pk, 3);
+	msgpack_pack_bin_body(pk, "abc", 3);
+	/* a map without a type */
+	msgpack_pack_map(pk, 1);
+	pack_key(pk, "pid");
+	msgpack_pack_int32(pk, 5);
+	/* an event with a stack, unknown keys and a non-string key */
+	msgpack_pack_map(pk, 9);
+	pack_key(pk, "unknown");
+	msgpack_pack_map(pk, 1);
+	msgpack_pack_int(pk, 1);
+	msgpack_pack_array(pk, 1);
+	msgpack_pack_true(pk);
+	pack_key(pk, "type");
+	pack_str(pk, "Malloc");
+	pack_key(pk, "pid");
+	msgpack_pack_int8(pk, -3);
+	pack_key(pk, "tid");
+	pack_str(pk, "not a number");
+	pack_key(pk, "timestamp");
+	msgpack_pack_uint64(pk, 77);
+	pack_key(pk, "addr");
+	msgpack_pack_uint64(pk, 0x1000);
+	pack_key(pk, "size");
+	msgpack_pack_uint64(pk, 48);
+	pack_key(pk, "stack");
+	msgpack_pack_uint64(pk, 12);
+	msgpack_pack_int(pk, 42);
+	msgpack_pack_str(pk, 1);
+	msgpack_pack_str_body(pk, "x", 1);
+	/* Frame and Stack */
+	msgpack_pack_map(pk, 6);
+	pack_key(pk, "type");
+	pack_str(pk, "Frame");
+	pack_key(pk, "id");
+	msgpack_pack_uint64(pk, 3);
+	pack_key(pk, "ip");
+	msgpack_pack_uint64(pk, 0x401000);
+	pack_key(pk, "module");
+	pack_str(pk, "/usr/bin/true");
+	pack_key(pk, "symbol");
+	pack_str(pk, "main");
+	pack_key(pk, "line");
+	msgpack_pack_uint32(pk, 17);
+	msgpack_pack_map(pk, 3);
+	pack_key(pk, "type");
+	pack_str(pk, "Stack");
+	pack_key(pk, "id");
+	msgpack_pack_uint64(pk, 12);
+	pack_key(pk, "frames");
+	msgpack_pack_array(pk, 3);
+	msgpack_pack_uint64(pk, 3);
+	msgpack_pack_uint64(pk, 4);
+	msgpack_pack_uint64(pk, 1ULL << 40);
+}
+
+static void test_unknown_records(void)
+{
+	const char *path = test_path("odd");
+	const struct artifact_record *r;
+	struct artifact *a;
+	int seen = 0;
+
+	CHECK(!test_write_artifact(path, events, 3, 0, pack_odd_records, NULL), "write");
+	CHECK(!artifact__open(path, &a), "open");
+	while (artifact__next(a, &r) == 1) {
+		if (r->type == ARTIFACT_EVENT && r->timestamp == 77) {
+			seen++;
+			CHECK(r->kind == MT_MALLOC && r->pid == -3 && r->addr == 0x1000 &&
+			      r->size == 48 && r->stack == 12, "odd event fields");
+			CHECK(!(r->has & AR_HAS(AF_TID)) && (r->has & AR_HAS(AF_STACK)),
+			      "odd event presence %#x", r->has);
+		} else if (r->type == ARTIFACT_FRAME) {
+			seen++;
+			CHECK(r->id == 3 && r->ip == 0x401000 && !strcmp(r->module, "/usr/bin/true") &&
+			      !strcmp(r->symbol, "main") && r->line == 17 && !r->file,
+			      "Frame fields");
+		} else if (r->type == ARTIFACT_STACK) {
+			seen++;
+			CHECK(r->id == 12 && r->nr_frames == 3 && r->frames[0] == 3 &&
+			      r->frames[2] == 1ULL << 40, "Stack fields");
+		}
+	}
+	CHECK(seen == 3, "odd records seen: %d", seen);
+	CHECK(!*artifact__strerror(a), "no error: %s", artifact__strerror(a));
+	CHECK_U64(artifact__skipped(a), 2, "skipped records");
+	CHECK_U64(artifact__records(a), 3 + 5, "records");
+	artifact__close(a);
+}
+
+static void pack_big_process(msgpack_packer *pk, void *arg)
+{
+	size_t len = *(size_t *)arg;
+	char *exe = malloc(len + 1);
+
+	memset(exe, 'x', len);
+	exe[len] = 0;
+	test_pack_process(pk, 1, 0, "big", exe, 0);
+	free(exe);
+}
+
+static void test_large_records(void)
+{
+	const char *path = test_path("large");
+	const struct artifact_record *r;
+	size_t big = 3 << 20;
+	struct artifact *a;
+	bool ok = false;
+	int ret;
+
+	CHECK(!test_write_artifact(path, events, 5, 0, pack_big_process, &big), "write");
+	CHECK(!artifact__open(path, &a), "open");
+	while ((ret = artifact__next(a, &r)) == 1)
+		if (r->type == ARTIFACT_PROCESS)
+			ok = strlen(r->exe) == big;
+	CHECK(ret == 0 && ok, "a 3 MiB record: ret %d", ret);
+	artifact__close(a);
+
+	big = ARTIFACT_MAX_RECORD + 10;
+	CHECK(!test_write_artifact(path, events, 5, 0, pack_big_process, &big), "write");
+	CHECK(!artifact__open(path, &a), "open");
+	while ((ret = artifact__next(a, &r)) == 1)
+		;
+	CHECK(ret == -EBADMSG && strstr(artifact__strerror(a), "larger than"),
+	      "a record over the limit: %d %s", ret, artifact__strerror(a));
+	CHECK_U64(artifact__records(a), 5, "records before the huge one");
+	artifact__close(a);
+}
+
+int main(void)
+{
+	make_events();
+	test_round_trip(1, 1, false);
+	test_round_trip(1, 50, true);
+	test_round_trip(0, NR_EVENTS, true);		/* one window */
+	test_round_trip(7, NR_EVENTS, true);		/* many */
+	test_round_trip(NR_EVENTS, NR_EVENTS, false);	/* exactly full */
+	test_round_trip(100, 0, true);			/* no events */
+	test_round_trip(100, 0, false);			/* nothing at all */
+	test_trailer_fields();
+	test_truncation();
+	test_corruption();
+	test_garbage();
+	test_codspeed_style();
+	test_unknown_records();
+	test_large_records();
+	if (!getenv("KEEP")) test_tmpdir_remove();
+	return test_done("test-artifact");
+}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by tests/unit/test-artifact*.c and test-report*.c: a tiny
+ * TAP-style checker and writers of artifacts through the real encoder.
+ */
+#ifndef MEMTRACK_TEST_ARTIFACT_H
+#define MEMTRACK_TEST_ARTIFACT_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/encoder.h"
+#include "util/util.h"
+
+static int test_failures, test_count;
+
+#define CHECK(cond, ...) do {						\
+	test_count++;							\
+	if (!(cond)) {							\
+		test_failures++;					\
+		printf("not ok %d - %s:%d: %s: ", test_count,		\
+		       __FILE__, __LINE__, #cond);			\
+		printf(__VA_ARGS__);					\
+		putchar('\n');						\
+	}								\
+} while (0)
+
+#define CHECK_U64(a, b, what) do {					\
+	uint64_t __a = (a), __b = (b);					\
+	CHECK(__a == __b, "%s: %" PRIu64 " != %" PRIu64, what, __a, __b); \
+} while (0)
+
+static inline int test_done(const char *name)
+{
+	printf("%s: %d checks, %d failed\n", name, test_count, test_failures);
+	return test_failures ? 1 : 0;
+}
+
+/* a directory of its own under $TMPDIR, removed by test_tmpdir_remove() */
+static inline const char *test_tmpdir(void)
+{
+	static char dir[256];
+	const char *base = getenv("TMPDIR");
+
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "%s/memtrack-test-XXXXXX",
+			 base ? base : "/tmp");
+		if (!mkdtemp(dir)) {
+			perror("mkdtemp");
+			exit(1);
+		}
+	}
+	return dir;
+}
+
+static inline void test_tmpdir_remove(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", test_tmpdir());
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", test_tmpdir());
+}
+
+static inline char *test_path(const char *name)
+{
+	static char path[8][512];
+	static int next;
+	char *p = path[next++ % 8];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", test_tmpdir(), name);
+	return p;
+}
+
+typedef void test_pack_fn(msgpack_packer *pk, void *arg);
+
+/*
+ * Writes events through the encoder, window_events per frame, then the
+ * trailer built by pack (if any) as one more frame.
+ */
+static inline int test_write_artifact(const char *path,
+				      const struct mt_alloc_event *ev, size_t n,
+				      unsigned int window_events,
+				      test_pack_fn *pack, void *arg)
+{
+	struct encoder_opts opts = { .window_events = window_events, .threads = 2 };
+	struct encoder *enc;
+	size_t i;
+	int err = 0;
+
+	opts.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (opts.fd < 0)
+		return -errno;
+	enc = encoder__new(&opts);
+	if (!enc) {
+		close(opts.fd);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n && !err; i++)
+		err = encoder__add(enc, &ev[i]);
+	if (!err)
+		err = encoder__drain(enc);
+	if (!err && pack)
+		err = encoder__append_records(enc, pack, arg);
+	encoder__delete(enc);
+	if (close(opts.fd) && !err)
+		err = -errno;
+	return err;
+}
+
+static inline int test_write_bytes(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, buf, len);
+	close(fd);
+	return err;
+}
+
+/* the whole file in memory; *len its size */
+static inline void *test_read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	buf = malloc(st.st_size + 1);
+	if (buf && read(fd, buf, st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+static inline void test_pack_meta(msgpack_packer *pk, const char *command,
+				  int32_t root_pid, uint64_t start, uint64_t end,
+				  uint64_t drops, int32_t exit_code)
+{
+	msgpack_pack_map(pk, 10);
+	pack_key(pk, "type");
+	pack_str(pk, "Meta");
+	pack_key(pk, "format");
+	msgpack_pack_uint32(pk, 1);
+	pack_key(pk, "tool");
+	pack_str(pk, "memtrack");
+	pack_key(pk, "version");
+	pack_str(pk, "0.1.0");
+	pack_key(pk, "command");
+	pack_str(pk, command);
+	pack_key(pk, "root_pid");
+	msgpack_pack_int32(pk, root_pid);
+	pack_key(pk, "start");
+	msgpack_pack_uint64(pk, start);
+	pack_key(pk, "end");
+	msgpack_pack_uint64(pk, end);
+	pack_key(pk, "drops");
+	msgpack_pack_map(pk, 1);
+	pack_key(pk, "events");
+	msgpack_pack_uint64(pk, drops);
+	pack_key(pk, "exit_code");
+	msgpack_pack_int32(pk, exit_code);
+}
+
+static inline void test_pack_process(msgpack_packer *pk, int32_t pid, int32_t ppid,
+				     const char *comm, const char *exe,
+				     int32_t exit_code)
+{
+	msgpack_pack_map(pk, 5 + (exe != NULL));
+	pack_key(pk, "type");
+	pack_str(pk, "Process");
+	pack_key(pk, "pid");
+	msgpack_pack_int32(pk, pid);
+	pack_key(pk, "ppid");
+	msgpack_pack_int32(pk, ppid);
+	pack_key(pk, "comm");
+	pack_str(pk, comm);
+	if (exe) {
+		pack_key(pk, "exe");
+		pack_str(pk, exe);
+	}
+	pack_key(pk, "exit_code");
+	msgpack_pack_int32(pk, exit_code);
+}
+
+static inline struct mt_alloc_event test_event(uint32_t kind, uint32_t pid,
+					       uint64_t ts, uint64_t addr,
+					       uint64_t size, uint64_t old_addr)
+{
+	struct mt_alloc_event e = {
+		.kind = kind, .pid = pid, .tid = pid, .ts = ts,
+		.addr = addr, .size = size, .old_addr = old_addr,
+	};
+
+	return e;
+}
+
+#endif
