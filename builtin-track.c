@@ -253,6 +253,7 @@ static void start_pipeline(struct track_session *s)
 		die("cannot start the encoder: out of memory");
 	s->events.interval_ms = opts.poll_ms;
 	s->events.pressure_fd = bpf_track__pressure_fd(s->bpf);
+	s->events.pressure_stops = bpf_track__pressure_stops(s->bpf);
 	s->events.stats = s->stats;
 	s->events.on_record = on_event_record;
 	s->events.on_tick = on_events_tick;

@@ -34,6 +34,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* ring bytes in use at which the producer is stopped; 0: never */
 const volatile __u64 events_watermark = 0;
 
+/* bumped at every stop, so that pollers scan pressure_stopped only when needed */
+__u64 pressure_stops = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);	/* set by userspace */
@@ -49,7 +52,7 @@ struct {
 /* tgid -> bpf_ktime_get_ns() when memtrack stopped it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u64);
 } pressure_stopped SEC(".maps");
@@ -120,6 +123,7 @@ static __always_inline void submit_event(void *rec)
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&pressure_stopped, &tgid, &now, BPF_NOEXIST);
+	__sync_fetch_and_add(&pressure_stops, 1);
 }
 
 static __always_inline void emit_alloc(__u32 kind, __u64 addr, __u64 size,

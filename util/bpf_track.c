@@ -225,6 +225,11 @@ int bpf_track__pressure_fd(struct bpf_track *t)
 	return bpf_map__fd(t->skel->maps.pressure_stopped);
 }
 
+const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
+{
+	return (const volatile uint64_t *)&t->skel->bss->pressure_stops;
+}
+
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 {
 	int ncpus = libbpf_num_possible_cpus(), i;

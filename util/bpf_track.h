@@ -22,6 +22,8 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path);
 int bpf_track__track_pid(struct bpf_track *t, pid_t pid);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);
+/* a counter BPF bumps at every stop, read through the mmapped .bss */
+const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring);
 /* detaches every probe: no more events; the maps stay readable */
 void bpf_track__detach(struct bpf_track *t);

@@ -15,8 +15,15 @@ static void release_stopped(struct poller *p)
 	struct stopped_pid pids[MAX_LISTED_PIDS];
 	int n;
 
+	uint64_t stops;
+
 	if (p->pressure_fd < 0)
 		return;
+	/* scanning an empty hash map costs a pass over all its buckets */
+	stops = __atomic_load_n(p->pressure_stops, __ATOMIC_ACQUIRE);
+	if (stops == p->stops_seen)
+		return;
+	p->stops_seen = stops;
 	n = pressure__release(p->pressure_fd, pids, MAX_LISTED_PIDS);
 	if (n <= 0)
 		return;

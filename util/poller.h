@@ -19,6 +19,8 @@ struct poller {
 	struct ring ring;
 	unsigned int interval_ms;
 	int pressure_fd;		/* -1: none */
+	const volatile uint64_t *pressure_stops;	/* BPF's count of stops */
+	uint64_t stops_seen;
 	struct pstats *stats;
 	ring_record_fn *on_record;
 	void *ctx;
