@@ -121,10 +121,13 @@ $(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(UTIL_OBJS)
 
 unit: $(UNIT_BINS)
 
-test: all unit
+# test and demo install what is missing first: on a fresh machine they are enough
+test: deps
+	$(Q)$(MAKE) all unit
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
 
-demo: all
+demo: deps
+	$(Q)$(MAKE) all
 	$(Q)tests/demo.sh
 
 deps:

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 #define ARTIFACT_FORMAT		1
 #define DEFAULT_EVENTS_RING	(8ULL << 20)
 #define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
+#define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
 
 static const char *const track_usage[] = {
 	"memtrack track [<options>] \"<command>\"",
@@ -71,6 +74,8 @@ struct track_session {
 	int status;			/* the root's wait status */
 	uint64_t start_ns, end_ns;
 	uint64_t drops;
+	pthread_t sampler;
+	atomic_bool sampling;
 };
 
 static volatile pid_t forward_to;
@@ -238,6 +243,38 @@ static void on_window(const struct encoder_window_stats *w, void *arg)
 	pstats__encode(arg, w);
 }
 
+/* a `backlog` row every 10 ms: what the pollers sent, what the encoder took */
+static void *backlog_sampler(void *arg)
+{
+	struct track_session *s = arg;
+	struct timespec ts = { .tv_nsec = BACKLOG_PERIOD_NS };
+
+	while (atomic_load(&s->sampling)) {
+		pstats__backlog(s->stats, encoder__events_in(s->enc),
+				encoder__events_out(s->enc));
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void start_backlog_sampler(struct track_session *s)
+{
+	if (!s->stats)
+		return;
+	atomic_store(&s->sampling, true);
+	if (pthread_create(&s->sampler, NULL, backlog_sampler, s)) {
+		atomic_store(&s->sampling, false);
+		warning("cannot start the backlog sampler: no backlog rows");
+	}
+}
+
+static void stop_backlog_sampler(struct track_session *s)
+{
+	if (!atomic_exchange(&s->sampling, false))
+		return;
+	pthread_join(s->sampler, NULL);
+}
+
 static void start_pipeline(struct track_session *s)
 {
 	struct encoder_opts eo = {
@@ -264,6 +301,7 @@ static void start_pipeline(struct track_session *s)
 		err = poller__start(&s->events);
 	if (err)
 		die("cannot start the events poller: %s", strerror(-err));
+	start_backlog_sampler(s);
 }
 
 static void run_child(struct track_session *s)
@@ -338,6 +376,7 @@ static int finish_pipeline(struct track_session *s)
 	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
 
 	ret = encoder__drain(s->enc);
+	stop_backlog_sampler(s);
 	if (!ret)
 		ret = encoder__append_records(s->enc, pack_trailer, s);
 	if (ret)
