@@ -133,8 +133,13 @@ demo: deps
 deps:
 	$(Q)scripts/install-deps.sh
 
-bench: all
-	$(Q)bench/run.sh
+$(OUTPUT)/bench/encoder-bench: bench/encoder-bench.c $(UTIL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+bench: all $(OUTPUT)/bench/encoder-bench
+	$(Q)OUTPUT=$(OUTPUT) bench/run.sh
 
 doc:
 	$(Q)$(MAKE) -C Documentation OUTPUT=$(abspath $(OUTPUT))/Documentation
