@@ -1,19 +1,1127 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack report: reads an artifact (memtrack's or CodSpeed's) and prints
+ * its heap figures, per event type and per process, as text or JSON; or
+ * every record (--dump); or compares two artifacts (--diff).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "cJSON.h"
 #include "builtin.h"
+#include "util/artifact.h"
 #include "util/parse-options.h"
+#include "util/report-summary.h"
+#include "util/report-timeline.h"
 #include "util/usage.h"
+#include "util/util.h"
+
+#define TIMELINE_BINS		1000
+#define TIMELINE_PROCESSES	8
+#define PROGRESS_EVERY		65536	/* records between looks at the clock */
+
+struct report_opts {
+	bool dump, json, diff, children, quiet;
+	const char *pids, *time, *comm, *timeline;
+	struct report_filter filter;
+	int32_t *pid_list;		/* --pid */
+	size_t nr_pid_list;
+	/* the pids --pid, --comm and --children select, sorted */
+	int32_t *selected;
+	size_t nr_selected;
+};
+
+/* ---- reading with progress -------------------------------------------- */
+
+struct progress {
+	bool on;
+	uint64_t start, last;
+	bool shown;
+};
+
+static void progress__init(struct progress *pg, bool quiet)
+{
+	pg->on = !quiet && isatty(STDERR_FILENO);
+	pg->start = pg->last = now_ns();
+	pg->shown = false;
+}
+
+static void progress__update(struct progress *pg, struct artifact *a)
+{
+	uint64_t now, size = artifact__size(a);
+
+	if (!pg->on || artifact__records(a) % PROGRESS_EVERY)
+		return;
+	now = now_ns();
+	if (now - pg->start < NSEC_PER_SEC / 2 || now - pg->last < NSEC_PER_SEC / 4)
+		return;
+	pg->last = now;
+	pg->shown = true;
+	if (size)
+		fprintf(stderr, "\rreading '%s': %3.0f%% (%.1f of %.1f MB, %" PRIu64 " records)",
+			artifact__name(a), 100.0 * artifact__offset(a) / size,
+			artifact__offset(a) / 1e6, size / 1e6, artifact__records(a));
+	else
+		fprintf(stderr, "\rreading '%s': %" PRIu64 " records",
+			artifact__name(a), artifact__records(a));
+}
+
+static void progress__done(struct progress *pg)
+{
+	if (pg->shown)
+		fprintf(stderr, "\r\033[K");
+}
+
+static int open_artifact(const char *path, struct artifact **ap)
+{
+	int err = artifact__open(path, ap);
+
+	if (err)
+		return error("cannot open artifact '%s': %s", path, strerror(-err));
+	return 0;
+}
+
+/* the line that closes the output of a truncated or corrupt artifact */
+static int report_read_error(struct artifact *a, int err)
+{
+	if (err == -EBADMSG)
+		return error("'%s' is truncated after %" PRIu64 " records (byte %" PRIu64 "): %s",
+			     artifact__name(a), artifact__records(a),
+			     artifact__error_offset(a), artifact__strerror(a));
+	return error("cannot read '%s' after %" PRIu64 " records: %s",
+		     artifact__name(a), artifact__records(a), artifact__strerror(a));
+}
+
+/* ---- --dump ----------------------------------------------------------- */
+
+enum dump_kind { D_I32, D_U32, D_U64, D_STR, D_DROPS, D_FRAMES };
+
+struct dump_field {
+	enum artifact_field field;
+	const char *name;
+	enum dump_kind kind;
+	size_t off;
+};
+
+#define DF(f, n, k, m) { f, n, k, offsetof(struct artifact_record, m) }
+
+static const struct dump_field dump_fields[] = {
+	DF(AF_PID, "pid", D_I32, pid),
+	DF(AF_TID, "tid", D_I32, tid),
+	DF(AF_TIMESTAMP, "timestamp", D_U64, timestamp),
+	DF(AF_ADDR, "addr", D_U64, addr),
+	DF(AF_SIZE, "size", D_U64, size),
+	DF(AF_OLD_ADDR, "old_addr", D_U64, old_addr),
+	DF(AF_STACK, "stack", D_U64, stack),
+	DF(AF_PPID, "ppid", D_I32, ppid),
+	DF(AF_COMM, "comm", D_STR, comm),
+	DF(AF_EXE, "exe", D_STR, exe),
+	DF(AF_FORMAT, "format", D_U32, format),
+	DF(AF_TOOL, "tool", D_STR, tool),
+	DF(AF_VERSION, "version", D_STR, version),
+	DF(AF_COMMAND, "command", D_STR, command),
+	DF(AF_ROOT_PID, "root_pid", D_I32, root_pid),
+	DF(AF_START, "start", D_U64, start),
+	DF(AF_END, "end", D_U64, end),
+	DF(AF_EXIT, "exit", D_U64, exit),
+	DF(AF_DROPS, "drops", D_DROPS, drops_events),
+	DF(AF_EXIT_CODE, "exit_code", D_I32, exit_code),
+	DF(AF_ID, "id", D_U64, id),
+	DF(AF_IP, "ip", D_U64, ip),
+	DF(AF_MODULE, "module", D_STR, module),
+	DF(AF_SYMBOL, "symbol", D_STR, symbol),
+	DF(AF_OFFSET, "offset", D_U64, offset),
+	DF(AF_FILE, "file", D_STR, file),
+	DF(AF_LINE, "line", D_U32, line),
+	DF(AF_FRAMES, "frames", D_FRAMES, frames),
+};
+
+static void print_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void dump_value(FILE *out, const struct artifact_record *r,
+		       const struct dump_field *f)
+{
+	const char *p = (const char *)r + f->off;
+	uint32_t i;
+
+	switch (f->kind) {
+	case D_I32: fprintf(out, "%" PRId32, *(const int32_t *)p); break;
+	case D_U32: fprintf(out, "%" PRIu32, *(const uint32_t *)p); break;
+	case D_U64: fprintf(out, "%" PRIu64, *(const uint64_t *)p); break;
+	case D_STR: print_json_string(out, *(const char *const *)p); break;
+	case D_DROPS:
+		fprintf(out, "{\"events\":%" PRIu64 "}", r->drops_events);
+		break;
+	case D_FRAMES:
+		fputc('[', out);
+		for (i = 0; i < r->nr_frames; i++)
+			fprintf(out, "%s%" PRIu64, i ? "," : "", r->frames[i]);
+		fputc(']', out);
+		break;
+	}
+}
+
+/* one JSON object per line, the keys the record had */
+static void dump_record(FILE *out, const struct artifact_record *r)
+{
+	size_t i;
+
+	fprintf(out, "{\"type\":\"%s\"", artifact_record__type_name(r));
+	for (i = 0; i < ARRAY_SIZE(dump_fields); i++) {
+		const struct dump_field *f = &dump_fields[i];
+
+		if (!(r->has & AR_HAS(f->field)))
+			continue;
+		fprintf(out, ",\"%s\":", f->name);
+		dump_value(out, r, f);
+	}
+	fputs("}\n", out);
+}
+
+static int cmd_dump(const char *path, const struct report_opts *o)
+{
+	const struct artifact_record *r;
+	struct progress pg;
+	struct artifact *a;
+	int ret;
+
+	if (open_artifact(path, &a))
+		return 1;
+	progress__init(&pg, o->quiet);
+	while ((ret = artifact__next(a, &r)) == 1) {
+		dump_record(stdout, r);
+		progress__update(&pg, a);
+	}
+	progress__done(&pg);
+	if (ret < 0) {
+		fflush(stdout);
+		report_read_error(a, ret);
+	}
+	artifact__close(a);
+	return ret < 0 ? 1 : 0;
+}
+
+/* ---- filters: which pids ------------------------------------------------ */
+
+struct proc_info {
+	int32_t pid, ppid;
+	bool has_ppid;
+	char *comm;
+};
+
+struct proc_list {
+	struct proc_info *p;
+	size_t n, cap;
+};
+
+static int proc_list__add(struct proc_list *l, const struct artifact_record *r)
+{
+	struct proc_info *pi;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		void *p = realloc(l->p, cap * sizeof(*l->p));
+
+		if (!p)
+			return -ENOMEM;
+		l->p = p;
+		l->cap = cap;
+	}
+	pi = &l->p[l->n++];
+	pi->pid = r->pid;
+	pi->ppid = r->ppid;
+	pi->has_ppid = r->has & AR_HAS(AF_PPID);
+	pi->comm = r->comm ? strdup(r->comm) : NULL;
+	return 0;
+}
+
+static void proc_list__exit(struct proc_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->p[i].comm);
+	free(l->p);
+}
+
+/* the Process records of the trailer: a first pass over the artifact */
+static int read_processes(const char *path, struct proc_list *l, bool quiet)
+{
+	const struct artifact_record *r;
+	struct progress pg;
+	struct artifact *a;
+	int ret;
+
+	if (open_artifact(path, &a))
+		return -1;
+	progress__init(&pg, quiet);
+	while ((ret = artifact__next(a, &r)) == 1) {
+		progress__update(&pg, a);
+		if (r->type == ARTIFACT_PROCESS && (r->has & AR_HAS(AF_PID)) &&
+		    proc_list__add(l, r))
+			ret = -ENOMEM;
+	}
+	progress__done(&pg);
+	artifact__close(a);
+	if (!l->n)
+		warning("no Process records in '%s': --comm and --children need "
+			"the trailer that 'memtrack track' writes", path);
+	return ret == -ENOMEM ? error("out of memory") : 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_selected(int32_t pid, void *arg)
+{
+	const struct report_opts *o = arg;
+
+	return bsearch(&pid, o->selected, o->nr_selected, sizeof(pid), cmp_pid);
+}
+
+static int select_pid(struct report_opts *o, int32_t pid)
+{
+	size_t i;
+	int32_t *p;
+
+	for (i = 0; i < o->nr_selected; i++)
+		if (o->selected[i] == pid)
+			return 0;
+	p = realloc(o->selected, (o->nr_selected + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	o->selected = p;
+	o->selected[o->nr_selected++] = pid;
+	return 1;
+}
+
+/* "123,456": the --pid list */
+static int parse_pid_list(const char *arg, int32_t **pids, size_t *n)
+{
+	const char *s = arg;
+
+	while (*s) {
+		char *end;
+		long v;
+		int32_t *p;
+
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno || end == s || v <= 0 || v > INT32_MAX || (*end && *end != ','))
+			return error("--pid expects a list of process ids, not '%s'", arg);
+		p = realloc(*pids, (*n + 1) * sizeof(*p));
+		if (!p)
+			return error("out of memory");
+		*pids = p;
+		(*pids)[(*n)++] = v;
+		s = *end ? end + 1 : end;
+	}
+	return *n ? 0 : error("--pid expects a list of process ids, not '%s'", arg);
+}
+
+static bool pid_in(const int32_t *pids, size_t n, int32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+static int cmp_ppid(const void *a, const void *b)
+{
+	const struct proc_info *x = a, *y = b;
+
+	return x->ppid < y->ppid ? -1 : x->ppid > y->ppid;
+}
+
+/* adds the descendants of what is selected: a walk down the ppid links */
+static int select_children(struct report_opts *o, struct proc_list *l)
+{
+	size_t i, j;
+	int ret;
+
+	qsort(l->p, l->n, sizeof(*l->p), cmp_ppid);
+	for (i = 0; i < o->nr_selected; i++) {
+		struct proc_info key = { .ppid = o->selected[i] };
+		struct proc_info *c = bsearch(&key, l->p, l->n, sizeof(*l->p), cmp_ppid);
+
+		if (!c)
+			continue;
+		while (c > l->p && c[-1].ppid == key.ppid)
+			c--;
+		for (j = c - l->p; j < l->n && l->p[j].ppid == key.ppid; j++) {
+			if (!l->p[j].has_ppid || l->p[j].pid == key.ppid)
+				continue;
+			ret = select_pid(o, l->p[j].pid);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static int build_selection(const char *path, struct report_opts *o)
+{
+	const int32_t *pids = o->pid_list;
+	size_t npids = o->nr_pid_list, i;
+	struct proc_list l = { 0 };
+	int err = 0;
+
+	o->nr_selected = 0;
+	if (!o->pids && !o->comm)
+		return 0;
+	if ((o->children || o->comm) && read_processes(path, &l, o->quiet))
+		err = -1;
+	for (i = 0; !err && o->comm && i < l.n; i++)
+		if (l.p[i].comm && !strcmp(l.p[i].comm, o->comm) &&
+		    (!pids || pid_in(pids, npids, l.p[i].pid)))
+			err = select_pid(o, l.p[i].pid) < 0;
+	for (i = 0; !err && !o->comm && i < npids; i++)
+		err = select_pid(o, pids[i]) < 0;
+	if (!err && o->children)
+		err = select_children(o, &l) < 0;
+	proc_list__exit(&l);
+	if (err)
+		return error("out of memory");
+	qsort(o->selected, o->nr_selected, sizeof(*o->selected), cmp_pid);
+	o->filter.pid_selected = is_selected;
+	o->filter.pid_arg = o;
+	if (!o->nr_selected)
+		warning("no process of '%s' matches the --pid and --comm filters", path);
+	return 0;
+}
+
+static int parse_seconds(const char *s, const char *end, uint64_t *ns)
+{
+	char buf[64], *stop;
+	double v;
+
+	if (end - s <= 0 || end - s >= (long)sizeof(buf))
+		return -1;
+	memcpy(buf, s, end - s);
+	buf[end - s] = 0;
+	errno = 0;
+	v = strtod(buf, &stop);
+	if (errno || *stop || v < 0 || v > 1e9)
+		return -1;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return 0;
+}
+
+/* "FROM,TO" in seconds after the first event; either may be left out */
+static int parse_time_range(const char *arg, struct report_filter *f)
+{
+	const char *comma = strchr(arg, ',');
+	const char *end = arg + strlen(arg);
+
+	f->has_time = true;
+	f->from_ns = 0;
+	f->to_ns = UINT64_MAX;
+	if (!comma)
+		goto bad;
+	if (comma > arg && parse_seconds(arg, comma, &f->from_ns))
+		goto bad;
+	if (comma + 1 < end && parse_seconds(comma + 1, end, &f->to_ns))
+		goto bad;
+	if (f->from_ns > f->to_ns)
+		return error("--time: the start %s is after the end", arg);
+	return 0;
+bad:
+	return error("--time expects <from>,<to> in seconds (e.g. 0.5,2), not '%s'", arg);
+}
+
+/* ---- the summary ---------------------------------------------------------- */
+
+struct loaded {
+	struct report_summary s;
+	bool truncated;
+	uint64_t error_offset, error_records;
+	char reason[256];
+};
+
+/* reads path into l->s; 0, or -1 when it could not be opened */
+static int load_summary(const char *path, struct report_opts *o, struct loaded *l)
+{
+	const struct artifact_record *r;
+	struct progress pg;
+	struct artifact *a;
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	if (build_selection(path, o))
+		return -1;
+	if (report_summary__init(&l->s, &o->filter))
+		return error("out of memory");
+	if (o->timeline) {
+		l->s.timeline = report_timeline__new(TIMELINE_BINS);
+		if (!l->s.timeline)
+			return error("out of memory");
+	}
+	if (open_artifact(path, &a)) {
+		report_summary__exit(&l->s);
+		return -1;
+	}
+	progress__init(&pg, o->quiet);
+	while ((ret = artifact__next(a, &r)) == 1) {
+		if (report_summary__add(&l->s, r)) {
+			ret = 0;
+			error("out of memory after %" PRIu64 " records", artifact__records(a));
+			l->truncated = true;
+			break;
+		}
+		progress__update(&pg, a);
+	}
+	progress__done(&pg);
+	report_summary__finish(&l->s);
+	l->s.records = artifact__records(a);
+	if (ret < 0) {
+		l->truncated = true;
+		l->error_offset = artifact__error_offset(a);
+		l->error_records = artifact__records(a);
+		snprintf(l->reason, sizeof(l->reason), "%s", artifact__strerror(a));
+		report_read_error(a, ret);
+	}
+	pr_debug("read %" PRIu64 " records, %" PRIu64 " skipped, of '%s'\n",
+		 artifact__records(a), artifact__skipped(a), path);
+	artifact__close(a);
+	return 0;
+}
+
+static const char *human_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double d = v;
+	unsigned int u = 0;
+
+	while (d >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		d /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(buf, len, "%.1f %s", d, units[u]);
+	else
+		snprintf(buf, len, "%" PRIu64 " B", v);
+	return buf;
+}
+
+#define HB(v)	human_bytes((v), (char[32]){ 0 }, 32)
+
+/* a wait status in words: "exit 3", "signal 9" */
+static const char *exit_words(int32_t status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
+	return buf;
+}
+
+static double seconds(uint64_t ns)
+{
+	return ns / 1e9;
+}
+
+static void print_header(const struct report_summary *s, const char *path)
+{
+	const struct report_meta *m = &s->meta;
+	char ex[32];
+
+	printf("# artifact: %s\n", path);
+	if (s->has_meta) {
+		if (m->has & AR_HAS(AF_COMMAND))
+			printf("# command: %s\n", m->command);
+		printf("# recorded by %s %s (format %u), root pid %d",
+		       m->tool ? m->tool : "?", m->version ? m->version : "?",
+		       m->format, m->root_pid);
+		if (m->has & AR_HAS(AF_EXIT_CODE))
+			printf(", %s", exit_words(m->exit_code, ex, sizeof(ex)));
+		if (m->has & AR_HAS(AF_DROPS))
+			printf(", %" PRIu64 " events dropped", m->drops_total);
+		putchar('\n');
+	} else {
+		printf("# no Meta record: events only (CodSpeed), or a run that was killed\n");
+	}
+	printf("# %" PRIu64 " records, %" PRIu64 " events, %zu process%s, %.3f s\n",
+	       s->records, s->events, s->nr_procs, s->nr_procs == 1 ? "" : "es",
+	       seconds(report_summary__rel_ns(s, s->last_ts)));
+}
+
+static void print_counts(const uint64_t *counts)
+{
+	unsigned int k;
+
+	printf("\nEvents\n");
+	for (k = MT_MALLOC; k <= MT_BRK; k++)
+		printf("  %-14s %14" PRIu64 "\n", artifact__kind_name(k), counts[k]);
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+static void print_heap(const struct report_summary *s)
+{
+	const struct report_heap *h = &s->total;
+
+	printf("\nHeap\n");
+	printf("  %-20s %s in %" PRIu64 " blocks (%" PRIu64 " bytes)\n", "allocated",
+	       HB(h->bytes_allocated), h->allocs, h->bytes_allocated);
+	printf("  %-20s %s in %" PRIu64 " blocks (%" PRIu64 " bytes)\n", "freed",
+	       HB(h->bytes_freed), h->frees, h->bytes_freed);
+	printf("  %-20s %s (%" PRIu64 " bytes) at %.6f s\n", "peak live heap",
+	       HB(h->peak_bytes), h->peak_bytes,
+	       seconds(report_summary__rel_ns(s, h->peak_ts)));
+	printf("  %-20s %" PRIu64 " blocks, %s (%" PRIu64 " bytes)\n", "live at exit",
+	       h->leaked_count, HB(h->leaked_bytes), h->leaked_bytes);
+	printf("  %-20s %" PRIu64 " (not allocated while tracked)\n", "unknown frees",
+	       h->unknown_frees);
+	printf("  %-20s %" PRIu64 " blocks (%.1f%%), %s\n", "temporary",
+	       h->temporary_count, percent(h->temporary_count, h->allocs),
+	       HB(h->temporary_bytes));
+	if (h->failed_allocs)
+		printf("  %-20s %" PRIu64 "\n", "failed allocations", h->failed_allocs);
+	if (h->overwritten)
+		printf("  %-20s %" PRIu64 " (allocated again while live: frees missed)\n",
+		       "overwritten", h->overwritten);
+
+	printf("\nOutside the heap\n");
+	printf("  %-20s %" PRIu64 " calls, %s mapped\n", "mmap",
+	       h->counts[MT_MMAP], HB(h->mmap_bytes));
+	printf("  %-20s %" PRIu64 " calls, %s unmapped\n", "munmap",
+	       h->counts[MT_MUNMAP], HB(h->munmap_bytes));
+	printf("  %-20s %" PRIu64 " calls, the break grew by %s\n", "brk",
+	       h->counts[MT_BRK], HB(h->brk_growth));
+}
+
+/* the largest size in a bucket */
+static uint64_t hist_upper(unsigned int bucket)
+{
+	if (!bucket)
+		return 0;
+	return bucket == 64 ? UINT64_MAX : (1ULL << bucket) - 1;
+}
+
+static void print_histogram(const struct report_summary *s)
+{
+	unsigned int i, first = REPORT_HIST_BUCKETS, last = 0;
+	uint64_t most = 0;
+
+	for (i = 0; i < REPORT_HIST_BUCKETS; i++) {
+		if (!s->hist[i])
+			continue;
+		if (first == REPORT_HIST_BUCKETS)
+			first = i;
+		last = i;
+		if (s->hist[i] > most)
+			most = s->hist[i];
+	}
+	if (!most)
+		return;
+	printf("\nAllocation sizes\n");
+	for (i = first; i <= last; i++) {
+		char lo[32], hi[32];
+		int stars = (int)(40 * s->hist[i] / most);
+
+		human_bytes(report_hist__lower(i), lo, sizeof(lo));
+		human_bytes(hist_upper(i), hi, sizeof(hi));
+		printf("  %10s .. %-10s %12" PRIu64 " |%-40.*s|\n", lo, hi, s->hist[i],
+		       stars, "****************************************");
+	}
+}
+
+static int cmp_proc_pid(const void *a, const void *b)
+{
+	const struct report_process *x = *(const struct report_process *const *)a;
+	const struct report_process *y = *(const struct report_process *const *)b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* the processes by pid; NULL when there are none or no memory */
+static const struct report_process **sorted_processes(const struct report_summary *s)
+{
+	const struct report_process **v = malloc((s->nr_procs + 1) * sizeof(*v));
+	size_t i;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < s->nr_procs; i++)
+		v[i] = &s->procs[i];
+	qsort(v, s->nr_procs, sizeof(*v), cmp_proc_pid);
+	return v;
+}
+
+static void print_processes(const struct report_summary *s)
+{
+	const struct report_process **procs = sorted_processes(s);
+	size_t i;
+
+	if (!s->nr_procs || !procs) {
+		free(procs);
+		return;
+	}
+	printf("\nProcesses\n");
+	printf("  %8s %8s %-16s %-10s %10s %11s %11s %11s %8s %s\n", "PID", "PPID",
+	       "COMM", "EXIT", "ALLOCS", "ALLOCATED", "PEAK", "LIVE@EXIT", "UNKNOWN",
+	       "EXE");
+	for (i = 0; i < s->nr_procs; i++) {
+		const struct report_process *p = procs[i];
+		char ppid[16] = "-", ex[32] = "-";
+
+		if (p->info_has & AR_HAS(AF_PPID))
+			snprintf(ppid, sizeof(ppid), "%d", p->ppid);
+		if (p->info_has & AR_HAS(AF_EXIT_CODE))
+			exit_words(p->exit_code, ex, sizeof(ex));
+		printf("  %8d %8s %-16s %-10s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s\n",
+		       p->pid, ppid, p->comm ? p->comm : "-", ex, p->heap.allocs,
+		       HB(p->heap.bytes_allocated), HB(p->heap.peak_bytes),
+		       HB(p->heap.leaked_bytes), p->heap.unknown_frees,
+		       p->exe ? p->exe : "-");
+	}
+	free(procs);
+}
+
+static void print_summary(struct loaded *l, const char *path)
+{
+	print_header(&l->s, path);
+	if (l->truncated)
+		printf("# TRUNCATED: only the records before the error below\n");
+	print_counts(l->s.total.counts);
+	print_heap(&l->s);
+	print_histogram(&l->s);
+	print_processes(&l->s);
+}
+
+/* ---- --json ------------------------------------------------------------ */
+
+/* a u64 exactly: cJSON's numbers are doubles */
+static void json_u64(cJSON *obj, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	cJSON_AddItemToObject(obj, key, cJSON_CreateRaw(buf));
+}
+
+static void json_i64(cJSON *obj, const char *key, int64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	cJSON_AddItemToObject(obj, key, cJSON_CreateRaw(buf));
+}
+
+static void json_str_or_null(cJSON *obj, const char *key, const char *s)
+{
+	if (s)
+		cJSON_AddStringToObject(obj, key, s);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
+
+static cJSON *json_counts(const uint64_t *counts)
+{
+	cJSON *o = cJSON_CreateObject();
+	unsigned int k;
+
+	for (k = MT_MALLOC; k <= MT_BRK; k++)
+		json_u64(o, artifact__kind_name(k), counts[k]);
+	return o;
+}
+
+/* the figures that the whole tree and each process share */
+static void json_heap(cJSON *o, const struct report_summary *s,
+		      const struct report_heap *h)
+{
+	cJSON_AddItemToObject(o, "counts", json_counts(h->counts));
+	json_u64(o, "allocations", h->allocs);
+	json_u64(o, "frees", h->frees);
+	json_u64(o, "bytes_allocated", h->bytes_allocated);
+	json_u64(o, "bytes_freed", h->bytes_freed);
+	json_u64(o, "peak_bytes", h->peak_bytes);
+	json_u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
+	json_u64(o, "leaked_count", h->leaked_count);
+	json_u64(o, "leaked_bytes", h->leaked_bytes);
+	json_u64(o, "unknown_frees", h->unknown_frees);
+	json_u64(o, "temporary_count", h->temporary_count);
+	json_u64(o, "temporary_bytes", h->temporary_bytes);
+	json_u64(o, "failed_allocations", h->failed_allocs);
+	json_u64(o, "overwritten", h->overwritten);
+	json_u64(o, "mmap_bytes", h->mmap_bytes);
+	json_u64(o, "munmap_bytes", h->munmap_bytes);
+	json_u64(o, "brk_growth", h->brk_growth);
+}
+
+static cJSON *json_process(const struct report_summary *s, const struct report_process *p)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	json_i64(o, "pid", p->pid);
+	if (p->info_has & AR_HAS(AF_PPID))
+		json_i64(o, "ppid", p->ppid);
+	else
+		cJSON_AddNullToObject(o, "ppid");
+	json_str_or_null(o, "comm", p->comm);
+	json_str_or_null(o, "exe", p->exe);
+	if (p->info_has & AR_HAS(AF_EXIT_CODE))
+		json_i64(o, "exit_code", p->exit_code);
+	else
+		cJSON_AddNullToObject(o, "exit_code");
+	json_heap(o, s, &p->heap);
+	return o;
+}
+
+static cJSON *json_meta(const struct report_summary *s)
+{
+	const struct report_meta *m = &s->meta;
+	cJSON *o, *drops;
+
+	if (!s->has_meta)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	if (m->has & AR_HAS(AF_FORMAT))
+		json_u64(o, "format", m->format);
+	if (m->tool)
+		cJSON_AddStringToObject(o, "tool", m->tool);
+	if (m->version)
+		cJSON_AddStringToObject(o, "version", m->version);
+	if (m->command)
+		cJSON_AddStringToObject(o, "command", m->command);
+	if (m->has & AR_HAS(AF_ROOT_PID))
+		json_i64(o, "root_pid", m->root_pid);
+	if (m->has & AR_HAS(AF_START))
+		json_u64(o, "start", m->start);
+	if (m->has & AR_HAS(AF_END))
+		json_u64(o, "end", m->end);
+	if (m->has & AR_HAS(AF_DROPS)) {
+		drops = cJSON_AddObjectToObject(o, "drops");
+		json_u64(drops, "events", m->drops_events);
+	}
+	if (m->has & AR_HAS(AF_EXIT_CODE))
+		json_i64(o, "exit_code", m->exit_code);
+	return o;
+}
+
+static cJSON *json_histogram(const struct report_summary *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	unsigned int i;
+
+	for (i = 0; i < REPORT_HIST_BUCKETS; i++) {
+		cJSON *b;
+
+		if (!s->hist[i])
+			continue;
+		b = cJSON_CreateObject();
+		json_u64(b, "min", report_hist__lower(i));
+		json_u64(b, "max", hist_upper(i));
+		json_u64(b, "count", s->hist[i]);
+		cJSON_AddItemToArray(a, b);
+	}
+	return a;
+}
+
+static cJSON *json_summary(struct loaded *l, const char *path)
+{
+	struct report_summary *s = &l->s;
+	cJSON *o = cJSON_CreateObject(), *procs, *err;
+	const struct report_process **sorted;
+	size_t i;
+
+	cJSON_AddStringToObject(o, "artifact", path);
+	json_heap(o, s, &s->total);
+	cJSON_AddBoolToObject(o, "truncated", l->truncated);
+	if (l->truncated) {
+		err = cJSON_AddObjectToObject(o, "error");
+		json_u64(err, "offset", l->error_offset);
+		json_u64(err, "records", l->error_records);
+		cJSON_AddStringToObject(err, "reason", l->reason);
+	} else {
+		cJSON_AddNullToObject(o, "error");
+	}
+	json_u64(o, "records", s->records);
+	json_u64(o, "events", s->events);
+	json_u64(o, "first_timestamp", s->origin_ts);
+	json_u64(o, "duration_ns", report_summary__rel_ns(s, s->last_ts));
+	cJSON_AddItemToObject(o, "histogram", json_histogram(s));
+	sorted = sorted_processes(s);
+	procs = cJSON_AddArrayToObject(o, "processes");
+	for (i = 0; sorted && i < s->nr_procs; i++)
+		cJSON_AddItemToArray(procs, json_process(s, sorted[i]));
+	free(sorted);
+	cJSON_AddItemToObject(o, "meta", json_meta(s));
+	return o;
+}
+
+static int print_json(cJSON *o)
+{
+	char *text = cJSON_Print(o);
+
+	cJSON_Delete(o);
+	if (!text)
+		return error("out of memory");
+	puts(text);
+	free(text);
+	return 0;
+}
+
+/* ---- --timeline ------------------------------------------------------- */
+
+static void process_name(int32_t pid, char *buf, size_t len, void *arg)
+{
+	struct report_process *p = report_summary__process(arg, pid);
+
+	if (p && p->comm)
+		snprintf(buf, len, "%d %s", pid, p->comm);
+	else
+		snprintf(buf, len, "pid %d", pid);
+}
+
+static int plot_timeline(struct report_summary *s, const char *png)
+{
+	FILE *gp = popen("gnuplot", "w");
+	int status, err;
+
+	if (!gp)
+		return error_errno("cannot run gnuplot");
+	err = report_timeline__write_gnuplot(s->timeline, gp, png, TIMELINE_PROCESSES,
+					     process_name, s);
+	status = pclose(gp);
+	if (err)
+		return error("cannot write to gnuplot: %s", strerror(-err));
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status))
+		return error("gnuplot failed to draw '%s'%s", png,
+			     WIFEXITED(status) && WEXITSTATUS(status) == 127 ?
+			     "; is gnuplot installed?" : "");
+	return 0;
+}
+
+/* ---- --diff ------------------------------------------------------------- */
+
+struct diff_row {
+	const char *name;
+	const char *key;
+	bool bytes;
+	size_t off;		/* in struct report_heap */
+};
+
+#define DR(n, k, b, m)	{ n, k, b, offsetof(struct report_heap, m) }
+
+static const struct diff_row diff_rows[] = {
+	DR("peak live heap", "peak_bytes", true, peak_bytes),
+	DR("bytes allocated", "bytes_allocated", true, bytes_allocated),
+	DR("allocations", "allocations", false, allocs),
+	DR("live at exit", "leaked_bytes", true, leaked_bytes),
+	DR("blocks live at exit", "leaked_count", false, leaked_count),
+	DR("temporary allocations", "temporary_count", false, temporary_count),
+	DR("unknown frees", "unknown_frees", false, unknown_frees),
+};
+
+static uint64_t diff_value(const struct loaded *l, const struct diff_row *r)
+{
+	return *(const uint64_t *)((const char *)&l->s.total + r->off);
+}
+
+/* the change from base to head in percent; false when base is 0 */
+static bool change_pct(uint64_t base, uint64_t head, double *pct)
+{
+	if (!base)
+		return false;
+	*pct = 100.0 * ((double)head - (double)base) / (double)base;
+	return true;
+}
+
+static void print_diff(const struct loaded *base, const struct loaded *head,
+		       const char *bpath, const char *hpath)
+{
+	size_t i;
+
+	printf("# base: %s\n# head: %s\n\n", bpath, hpath);
+	printf("  %-22s %16s %16s %10s\n", "", "base", "head", "change");
+	for (i = 0; i < ARRAY_SIZE(diff_rows); i++) {
+		const struct diff_row *r = &diff_rows[i];
+		uint64_t b = diff_value(base, r), h = diff_value(head, r);
+		char bs[32], hs[32], cs[32] = "n/a";
+		double pct;
+
+		if (r->bytes) {
+			human_bytes(b, bs, sizeof(bs));
+			human_bytes(h, hs, sizeof(hs));
+		} else {
+			snprintf(bs, sizeof(bs), "%" PRIu64, b);
+			snprintf(hs, sizeof(hs), "%" PRIu64, h);
+		}
+		if (change_pct(b, h, &pct))
+			snprintf(cs, sizeof(cs), "%+.1f%%", pct);
+		else if (!h)
+			snprintf(cs, sizeof(cs), "=");
+		printf("  %-22s %16s %16s %10s\n", r->name, bs, hs, cs);
+	}
+}
+
+static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
+			const char *bpath, const char *hpath)
+{
+	cJSON *o = cJSON_CreateObject(), *b, *h, *c;
+	size_t i;
+
+	b = cJSON_AddObjectToObject(o, "base");
+	h = cJSON_AddObjectToObject(o, "head");
+	c = cJSON_AddObjectToObject(o, "change_pct");
+	cJSON_AddStringToObject(b, "artifact", bpath);
+	cJSON_AddStringToObject(h, "artifact", hpath);
+	cJSON_AddBoolToObject(b, "truncated", base->truncated);
+	cJSON_AddBoolToObject(h, "truncated", head->truncated);
+	for (i = 0; i < ARRAY_SIZE(diff_rows); i++) {
+		const struct diff_row *r = &diff_rows[i];
+		uint64_t bv = diff_value(base, r), hv = diff_value(head, r);
+		double pct;
+
+		json_u64(b, r->key, bv);
+		json_u64(h, r->key, hv);
+		if (change_pct(bv, hv, &pct))
+			cJSON_AddNumberToObject(c, r->key, pct);
+		else
+			cJSON_AddNullToObject(c, r->key);
+	}
+	return o;
+}
+
+static int cmd_diff(const char *bpath, const char *hpath, struct report_opts *o)
+{
+	struct loaded base, head;
+	int ret = 0;
+
+	if (load_summary(bpath, o, &base))
+		return 1;
+	if (load_summary(hpath, o, &head)) {
+		report_summary__exit(&base.s);
+		return 1;
+	}
+	if (o->json)
+		ret = print_json(json_diff(&base, &head, bpath, hpath));
+	else
+		print_diff(&base, &head, bpath, hpath);
+	if (base.truncated || head.truncated)
+		ret = -1;
+	report_summary__exit(&base.s);
+	report_summary__exit(&head.s);
+	return ret ? 1 : 0;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static int cmd_summary(const char *path, struct report_opts *o)
+{
+	struct loaded l;
+	int ret = 0;
+
+	if (load_summary(path, o, &l))
+		return 1;
+	if (o->json)
+		ret = print_json(json_summary(&l, path));
+	else
+		print_summary(&l, path);
+	if (!ret && o->timeline)
+		ret = plot_timeline(&l.s, o->timeline);
+	if (l.truncated)
+		ret = -1;
+	report_summary__exit(&l.s);
+	return ret ? 1 : 0;
+}
+
+/* errors in the combination of options, after parsing */
+static const char *check_options(const struct report_opts *o, int argc)
+{
+	if (o->dump && (o->json || o->diff || o->timeline))
+		return "--dump cannot be used with --json, --diff or --timeline";
+	if (o->dump && (o->pids || o->comm || o->time))
+		return "--dump prints every record; --pid, --comm and --time do not apply";
+	if (o->diff && (o->pids || o->children || o->timeline))
+		return "--diff cannot be used with --pid, --children or --timeline";
+	if (o->children && !o->pids && !o->comm)
+		return "--children needs --pid or --comm";
+	if (o->diff && argc != 2)
+		return "--diff needs two artifacts: <base> <head>";
+	if (!o->diff && argc != 1)
+		return argc ? "one artifact at a time (or --diff <base> <head>)" :
+			      "which artifact? e.g. memtrack report 1234.MemtrackArtifact.msgpack";
+	return NULL;
+}
 
 int cmd_report(int argc, const char **argv)
 {
-	const char *const usage[] = { "memtrack report [<options>] <file>", NULL };
+	struct report_opts o = { 0 };
+	const char *const usage[] = {
+		"memtrack report [<options>] <artifact>",
+		"memtrack report --diff <base> <head>",
+		NULL
+	};
 	struct option options[] = {
+		OPT_BOOLEAN(0, "json", &o.json, "print the figures as one JSON document"),
+		OPT_BOOLEAN(0, "dump", &o.dump, "print every record, one JSON object per line"),
+		OPT_BOOLEAN(0, "diff", &o.diff, "compare two artifacts: <base> <head>"),
+		OPT_STRING('p', "pid", &o.pids, "pid[,pid...]", "only these processes"),
+		OPT_BOOLEAN(0, "children", &o.children,
+			    "with --pid or --comm: their descendants too"),
+		OPT_STRING(0, "comm", &o.comm, "name", "only processes of this command name"),
+		OPT_STRING(0, "time", &o.time, "from,to",
+			   "only events from..to seconds after the first event"),
+		OPT_STRING(0, "timeline", &o.timeline, "file",
+			   "draw the live heap over time into a PNG (gnuplot)"),
+		OPT_BOOLEAN('q', "quiet", &o.quiet, "no progress line on stderr"),
+		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END(),
 	};
+	const char *why;
+	int ret;
 
 	argc = parse_options(argc, argv, options, usage, 0);
-	if (argc < 1)
+	why = check_options(&o, argc);
+	if (why) {
+		error("%s", why);
 		usage_with_options(usage, options);
-	return error("not implemented yet");
+	}
+	if (o.time && parse_time_range(o.time, &o.filter))
+		usage_with_options(usage, options);
+	if (o.pids && parse_pid_list(o.pids, &o.pid_list, &o.nr_pid_list))
+		usage_with_options(usage, options);
+
+	if (o.dump)
+		ret = cmd_dump(argv[0], &o);
+	else if (o.diff)
+		ret = cmd_diff(argv[0], argv[1], &o);
+	else
+		ret = cmd_summary(argv[0], &o);
+	free(o.selected);
+	free(o.pid_list);
+	return ret;
 }

@@ -1,0 +1,67 @@
+#!/bin/bash
+# report: truncated, corrupt, empty and missing artifacts; usage errors
+set -e
+. "$(dirname "$0")/lib/common.sh"
+
+GEN=$TOP/${OUTPUT:-.output}/tests/unit/test-report
+[ -x "$GEN" ] || skip "$GEN not built: run 'make unit'"
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+"$GEN" --write "$tmp"
+
+status() {
+	local rc=0
+	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	echo $rc
+}
+
+test_truncated() {
+	local a=$tmp/truncated.msgpack
+	expect_eq "truncated exits 1" 1 "$(status "$MEMTRACK" report "$a")"
+	if grep -Eq "^error: '$a' is truncated after 7 records \(byte [0-9]+\): .*incomplete" "$tmp/err"; then
+		pass "truncated message"; else fail "truncated message" "$(cat "$tmp/err")"; fi
+	if grep -q 'Malloc *4' "$tmp/out"; then
+		pass "what could be read is printed"; else fail "what could be read" "$(cat "$tmp/out")"; fi
+	expect_eq "truncated --json exits 1" 1 "$(status "$MEMTRACK" report --json "$a")"
+	expect_eq "json says truncated" true "$(json_get "$tmp/out" .truncated)"
+	expect_eq "json error records" 7 "$(json_get "$tmp/out" .error.records)"
+	expect_eq "json leaks from the events read" 2500 "$(json_get "$tmp/out" .leaked_bytes)"
+	expect_eq "truncated --dump exits 1" 1 "$(status "$MEMTRACK" report --dump "$a")"
+	expect_eq "dump prints the records before" 7 "$(wc -l <"$tmp/out")"
+}
+
+test_garbage() {
+	expect_eq "garbage exits 1" 1 "$(status "$MEMTRACK" report "$tmp/garbage.msgpack")"
+	if grep -q "is truncated after 0 records (byte 0): not a zstd frame" "$tmp/err"; then
+		pass "garbage message"; else fail "garbage message" "$(cat "$tmp/err")"; fi
+}
+
+test_empty_and_missing() {
+	expect_eq "empty artifact is fine" 0 "$(status "$MEMTRACK" report --json "$tmp/empty.msgpack")"
+	expect_eq "empty: no records" 0 "$(json_get "$tmp/out" .records)"
+	expect_eq "missing exits 1" 1 "$(status "$MEMTRACK" report "$tmp/nope.msgpack")"
+	if grep -q "^error: cannot open artifact '$tmp/nope.msgpack': No such file or directory" "$tmp/err"; then
+		pass "missing message"; else fail "missing message" "$(cat "$tmp/err")"; fi
+	expect_eq "a directory exits 1" 1 "$(status "$MEMTRACK" report "$tmp")"
+}
+
+test_usage() {
+	expect_eq "no artifact" 129 "$(status "$MEMTRACK" report)"
+	expect_eq "two artifacts" 129 "$(status "$MEMTRACK" report a b)"
+	expect_eq "-h" 129 "$(status "$MEMTRACK" report -h)"
+	expect_eq "unknown option" 129 "$(status "$MEMTRACK" report --bogus x)"
+	expect_eq "--dump --json" 129 "$(status "$MEMTRACK" report --dump --json x)"
+	expect_eq "--children alone" 129 "$(status "$MEMTRACK" report --children x)"
+	expect_eq "bad --time" 129 "$(status "$MEMTRACK" report --time 3 x)"
+	expect_eq "reversed --time" 129 "$(status "$MEMTRACK" report --time 3,1 x)"
+	expect_eq "bad --pid" 129 "$(status "$MEMTRACK" report --pid abc "$tmp/tree.msgpack")"
+	expect_eq "--diff with one" 129 "$(status "$MEMTRACK" report --diff x)"
+}
+
+test_truncated
+test_garbage
+test_empty_and_missing
+test_usage
+finish

@@ -1,0 +1,30 @@
+#!/bin/bash
+# report: --pid, --children, --comm and --time on a process tree
+set -e
+. "$(dirname "$0")/lib/common.sh"
+
+GEN=$TOP/${OUTPUT:-.output}/tests/unit/test-report
+[ -x "$GEN" ] || skip "$GEN not built: run 'make unit'"
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+"$GEN" --write "$tmp"
+A=$tmp/tree.msgpack
+
+# figures <options...>: "peak peak_time leaked pids"
+figures() {
+	"$MEMTRACK" report --json "$@" "$A" |
+		jq -r '"\(.peak_bytes) \(.peak_time_ns) \(.leaked_bytes) \([.processes[].pid] | join(","))"'
+}
+
+expect_eq "whole tree" "6500 4000000000 2500 20,21,22,30" "$(figures)"
+expect_eq "--pid 20" "1000 0 0 20" "$(figures --pid 20)"
+expect_eq "--pid 20 --children" "3500 2000000000 2500 20,21,22" "$(figures --pid 20 --children)"
+expect_eq "--pid 21,30" "4500 4000000000 500 21,30" "$(figures --pid 21,30)"
+expect_eq "--comm other" "4000 4000000000 0 30" "$(figures --comm other)"
+expect_eq "--comm child --children" "2500 2000000000 2500 21,22" "$(figures --comm child --children)"
+expect_eq "--time 2.5,4.5" "6500 4000000000 0" "$(figures --time 2.5,4.5 | cut -d' ' -f1-3)"
+expect_eq "--time ,1.5" "1500 1000000000 500" "$(figures --time ,1.5 | cut -d' ' -f1-3)"
+expect_eq "--time counts" 2 "$("$MEMTRACK" report --json --time 2.5,4.5 "$A" | jq .events)"
+finish

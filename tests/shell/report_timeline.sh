@@ -1,0 +1,23 @@
+#!/bin/bash
+# report --timeline: a PNG of the live heap over time through gnuplot
+set -e
+. "$(dirname "$0")/lib/common.sh"
+
+GEN=$TOP/${OUTPUT:-.output}/tests/unit/test-report
+[ -x "$GEN" ] || skip "$GEN not built: run 'make unit'"
+command -v gnuplot >/dev/null || skip "gnuplot is not installed"
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+"$GEN" --write "$tmp"
+
+rc=0
+"$MEMTRACK" report --timeline "$tmp/heap.png" "$tmp/tree.msgpack" >/dev/null || rc=$?
+expect_eq "--timeline exits 0" 0 "$rc"
+expect_eq "a PNG" "PNG" "$(head -c 4 "$tmp/heap.png" | tail -c 3)"
+rc=0
+"$MEMTRACK" report --timeline /nonexistent/dir/x.png "$tmp/tree.msgpack" >/dev/null 2>"$tmp/err" || rc=$?
+expect_eq "an unwritable PNG exits 1" 1 "$rc"
+if grep -q "gnuplot failed" "$tmp/err"; then pass "gnuplot error"; else fail "gnuplot error" "$(cat "$tmp/err")"; fi
+finish

@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report-summary.h"
+#include "report-timeline.h"
+
+#define TABLE_MIN_BITS	10
+#define GOLDEN		0x9e3779b97f4a7c15ULL
+
+/* a failed mmap returns -errno, which lands in the last page */
+#define MMAP_FAILED(addr)	((addr) >= (uint64_t)-4095)
+
+/* ---- live allocations: (pid, addr) -> size ------------------------------ */
+
+struct live_entry {
+	uint64_t addr;			/* 0: an empty slot */
+	uint64_t size;
+	int32_t pid;
+	uint32_t counted;		/* allocated inside the time filter */
+};
+
+struct report_live_table {
+	struct live_entry *slots;
+	unsigned int bits;
+	size_t used;
+};
+
+static size_t live_slot(const struct report_live_table *t, int32_t pid, uint64_t addr)
+{
+	uint64_t h = (addr ^ ((uint64_t)(uint32_t)pid * GOLDEN)) * 0xbf58476d1ce4e5b9ULL;
+
+	return h >> (64 - t->bits);
+}
+
+static int live_table__init(struct report_live_table *t, unsigned int bits)
+{
+	t->slots = calloc((size_t)1 << bits, sizeof(*t->slots));
+	t->bits = bits;
+	t->used = 0;
+	return t->slots ? 0 : -ENOMEM;
+}
+
+static struct live_entry *live_table__find(struct report_live_table *t,
+					   int32_t pid, uint64_t addr)
+{
+	size_t mask = ((size_t)1 << t->bits) - 1, i = live_slot(t, pid, addr);
+
+	for (;; i = (i + 1) & mask) {
+		struct live_entry *e = &t->slots[i];
+
+		if (!e->addr)
+			return NULL;
+		if (e->addr == addr && e->pid == pid)
+			return e;
+	}
+}
+
+static void live_table__put(struct report_live_table *t, const struct live_entry *n)
+{
+	size_t mask = ((size_t)1 << t->bits) - 1, i = live_slot(t, n->pid, n->addr);
+
+	while (t->slots[i].addr)
+		i = (i + 1) & mask;
+	t->slots[i] = *n;
+	t->used++;
+}
+
+static int live_table__grow(struct report_live_table *t)
+{
+	struct report_live_table bigger;
+	size_t i, n = (size_t)1 << t->bits;
+
+	if (live_table__init(&bigger, t->bits + 1))
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (t->slots[i].addr)
+			live_table__put(&bigger, &t->slots[i]);
+	free(t->slots);
+	*t = bigger;
+	return 0;
+}
+
+/* adds an entry not in the table; keeps the load under 3/4 */
+static int live_table__add(struct report_live_table *t, const struct live_entry *n)
+{
+	if ((t->used + 1) * 4 > ((size_t)3 << t->bits) && live_table__grow(t))
+		return -ENOMEM;
+	live_table__put(t, n);
+	return 0;
+}
+
+/* linear probing without tombstones: pull later entries of the run back */
+static void live_table__remove(struct report_live_table *t, struct live_entry *e)
+{
+	size_t mask = ((size_t)1 << t->bits) - 1;
+	size_t hole = e - t->slots, i = hole;
+
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) & mask;
+		if (!t->slots[i].addr)
+			break;
+		home = live_slot(t, t->slots[i].pid, t->slots[i].addr);
+		/* move it if its home is not in (hole, i] (cyclically) */
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			t->slots[hole] = t->slots[i];
+			hole = i;
+		}
+	}
+	t->slots[hole].addr = 0;
+	t->used--;
+}
+
+/* ---- u64 -> u64 maps: processes and threads ----------------------------- */
+
+struct u64map_entry {
+	uint64_t key, val;
+	bool used;
+};
+
+struct report_u64map {
+	struct u64map_entry *slots;
+	unsigned int bits;
+	size_t used;
+};
+
+static struct report_u64map *u64map__new(void)
+{
+	struct report_u64map *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->bits = 6;
+	m->slots = calloc((size_t)1 << m->bits, sizeof(*m->slots));
+	if (!m->slots) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void u64map__delete(struct report_u64map *m)
+{
+	if (m)
+		free(m->slots);
+	free(m);
+}
+
+static struct u64map_entry *u64map__slot(struct report_u64map *m, uint64_t key)
+{
+	size_t mask = ((size_t)1 << m->bits) - 1, i = (key * GOLDEN) >> (64 - m->bits);
+
+	while (m->slots[i].used && m->slots[i].key != key)
+		i = (i + 1) & mask;
+	return &m->slots[i];
+}
+
+static int u64map__grow(struct report_u64map *m)
+{
+	struct report_u64map old = *m;
+	size_t i;
+
+	m->slots = calloc((size_t)2 << m->bits, sizeof(*m->slots));
+	if (!m->slots) {
+		*m = old;
+		return -ENOMEM;
+	}
+	m->bits++;
+	for (i = 0; i < (size_t)1 << old.bits; i++)
+		if (old.slots[i].used)
+			*u64map__slot(m, old.slots[i].key) = old.slots[i];
+	free(old.slots);
+	return 0;
+}
+
+/* the value of key, added as 0 when absent; NULL when out of memory */
+static uint64_t *u64map__get(struct report_u64map *m, uint64_t key)
+{
+	struct u64map_entry *e = u64map__slot(m, key);
+
+	if (e->used)
+		return &e->val;
+	if ((m->used + 1) * 2 > (size_t)1 << m->bits) {
+		if (u64map__grow(m))
+			return NULL;
+		e = u64map__slot(m, key);
+	}
+	e->used = true;
+	e->key = key;
+	e->val = 0;
+	m->used++;
+	return &e->val;
+}
+
+static const uint64_t *u64map__find(struct report_u64map *m, uint64_t key)
+{
+	struct u64map_entry *e = u64map__slot(m, key);
+
+	return e->used ? &e->val : NULL;
+}
+
+/* ---- processes ------------------------------------------------------------ */
+
+static struct report_process *find_process(struct report_summary *s, int32_t pid)
+{
+	const uint64_t *idx = u64map__find(s->proc_index, (uint32_t)pid);
+
+	return idx ? &s->procs[*idx] : NULL;
+}
+
+struct report_process *report_summary__process(struct report_summary *s, int32_t pid)
+{
+	return find_process(s, pid);
+}
+
+static struct report_process *get_process(struct report_summary *s, int32_t pid)
+{
+	struct report_process *p = find_process(s, pid);
+	uint64_t *idx;
+
+	if (p)
+		return p;
+	if (s->nr_procs == s->procs_cap) {
+		size_t cap = s->procs_cap ? 2 * s->procs_cap : 16;
+		void *procs = realloc(s->procs, cap * sizeof(*s->procs));
+
+		if (!procs)
+			return NULL;
+		s->procs = procs;
+		s->procs_cap = cap;
+	}
+	idx = u64map__get(s->proc_index, (uint32_t)pid);
+	if (!idx)
+		return NULL;
+	*idx = s->nr_procs;
+	p = &s->procs[s->nr_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+static void take_process_record(struct report_process *p,
+				const struct artifact_record *rec)
+{
+	p->has_info = true;
+	p->info_has = rec->has;
+	p->ppid = rec->ppid;
+	p->exit_code = rec->exit_code;
+	p->start = rec->start;
+	p->exit = rec->exit;
+	free(p->comm);
+	free(p->exe);
+	p->comm = rec->comm ? strdup(rec->comm) : NULL;
+	p->exe = rec->exe ? strdup(rec->exe) : NULL;
+}
+
+static void take_meta_record(struct report_summary *s, const struct artifact_record *rec)
+{
+	struct report_meta *m = &s->meta;
+
+	free(m->tool);
+	free(m->version);
+	free(m->command);
+	s->has_meta = true;
+	m->has = rec->has;
+	m->format = rec->format;
+	m->tool = rec->tool ? strdup(rec->tool) : NULL;
+	m->version = rec->version ? strdup(rec->version) : NULL;
+	m->command = rec->command ? strdup(rec->command) : NULL;
+	m->root_pid = rec->root_pid;
+	m->exit_code = rec->exit_code;
+	m->start = rec->start;
+	m->end = rec->end;
+	m->drops_events = rec->drops_events;
+	m->drops_total = rec->drops_total;
+}
+
+/* ---- heap events -------------------------------------------------------- */
+
+unsigned int report_hist__bucket(uint64_t size)
+{
+	return size ? 64 - __builtin_clzll(size) : 0;
+}
+
+uint64_t report_hist__lower(unsigned int bucket)
+{
+	return bucket ? 1ULL << (bucket - 1) : 0;
+}
+
+uint64_t report_summary__rel_ns(const struct report_summary *s, uint64_t ts)
+{
+	return s->has_origin && ts > s->origin_ts ? ts - s->origin_ts : 0;
+}
+
+/* what one event is about, and where its figures go */
+struct event_ctx {
+	struct report_summary *s;
+	struct report_process *p;
+	const struct artifact_record *rec;
+	bool counted;			/* inside the time filter */
+};
+
+static void heap_check_peak(struct report_heap *h, uint64_t ts)
+{
+	if (h->live_bytes > h->peak_bytes) {
+		h->peak_bytes = h->live_bytes;
+		h->peak_ts = ts;
+	}
+}
+
+static void timeline_note(struct event_ctx *c)
+{
+	struct report_summary *s = c->s;
+	uint64_t t = report_summary__rel_ns(s, c->rec->timestamp);
+
+	if (!s->timeline)
+		return;
+	report_timeline__add(s->timeline, REPORT_TIMELINE_TOTAL, t, s->total.live_bytes);
+	report_timeline__add(s->timeline, c->p->pid, t, c->p->heap.live_bytes);
+}
+
+static uint64_t thread_key(const struct artifact_record *rec)
+{
+	return (uint64_t)(uint32_t)rec->pid << 32 | (uint32_t)rec->tid;
+}
+
+/* remembers the block this thread allocated last, 0 for none */
+static void set_last_alloc(struct event_ctx *c, uint64_t addr)
+{
+	uint64_t *last = u64map__get(c->s->last_alloc, thread_key(c->rec));
+
+	if (last)
+		*last = addr;
+}
+
+static uint64_t get_last_alloc(struct event_ctx *c)
+{
+	const uint64_t *last = u64map__find(c->s->last_alloc, thread_key(c->rec));
+
+	return last ? *last : 0;
+}
+
+static void heap_sub_live(struct report_heap *h, uint64_t size)
+{
+	h->live_bytes -= size;
+	h->live_count--;
+}
+
+static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
+{
+	struct live_entry n = { .addr = addr, .size = size, .pid = c->rec->pid,
+				.counted = c->counted };
+	struct report_heap *heaps[] = { &c->s->total, &c->p->heap };
+	struct live_entry *old = live_table__find(c->s->live, n.pid, addr);
+	unsigned int i;
+
+	if (old) {
+		/* its free was never seen: let the new block take its place */
+		for (i = 0; i < 2; i++) {
+			heap_sub_live(heaps[i], old->size);
+			heaps[i]->overwritten++;
+		}
+		old->size = size;
+		old->counted = c->counted;
+	} else if (live_table__add(c->s->live, &n)) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < 2; i++) {
+		struct report_heap *h = heaps[i];
+
+		h->live_bytes += size;
+		h->live_count++;
+		if (!c->counted)
+			continue;
+		h->allocs++;
+		h->bytes_allocated += size;
+	}
+	if (c->counted)
+		c->s->hist[report_hist__bucket(size)]++;
+	set_last_alloc(c, addr);
+	return 0;
+}
+
+/* frees addr; a free that is the thread's next call after its allocation
+ * makes a temporary allocation (heaptrack's definition) */
+static void on_free(struct event_ctx *c, uint64_t addr, bool is_free)
+{
+	struct report_heap *heaps[] = { &c->s->total, &c->p->heap };
+	struct live_entry *e = live_table__find(c->s->live, c->rec->pid, addr);
+	bool temporary = is_free && get_last_alloc(c) == addr;
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		struct report_heap *h = heaps[i];
+
+		if (!e) {
+			h->unknown_frees += c->counted;
+			continue;
+		}
+		heap_sub_live(h, e->size);
+		if (!c->counted)
+			continue;
+		h->frees++;
+		h->bytes_freed += e->size;
+		if (temporary) {
+			h->temporary_count++;
+			h->temporary_bytes += e->size;
+		}
+	}
+	if (e)
+		live_table__remove(c->s->live, e);
+}
+
+static int on_realloc(struct event_ctx *c)
+{
+	const struct artifact_record *rec = c->rec;
+
+	if (!rec->addr && rec->size) {
+		/* realloc failed: the old block stays */
+		c->s->total.failed_allocs += c->counted;
+		c->p->heap.failed_allocs += c->counted;
+		set_last_alloc(c, 0);
+		return 0;
+	}
+	if (rec->old_addr)
+		on_free(c, rec->old_addr, !rec->addr);
+	if (rec->addr)
+		return on_alloc(c, rec->addr, rec->size);
+	set_last_alloc(c, 0);
+	return 0;
+}
+
+static void on_mapping(struct event_ctx *c)
+{
+	const struct artifact_record *rec = c->rec;
+	struct report_process *p = c->p;
+	uint64_t growth;
+
+	if (!c->counted)
+		return;
+	if (rec->kind == MT_MMAP && !MMAP_FAILED(rec->addr)) {
+		c->s->total.mmap_bytes += rec->size;
+		p->heap.mmap_bytes += rec->size;
+	} else if (rec->kind == MT_MUNMAP) {
+		c->s->total.munmap_bytes += rec->size;
+		p->heap.munmap_bytes += rec->size;
+	} else if (rec->kind == MT_BRK && !MMAP_FAILED(rec->addr) && rec->addr) {
+		if (!p->has_brk) {
+			p->has_brk = true;
+			p->brk_first = p->brk_max = rec->addr;
+		}
+		if (rec->addr <= p->brk_max)
+			return;
+		growth = rec->addr - p->brk_max;
+		p->brk_max = rec->addr;
+		p->heap.brk_growth += growth;
+		c->s->total.brk_growth += growth;
+	}
+}
+
+static bool in_time_window(struct report_summary *s, uint64_t ts)
+{
+	uint64_t t = report_summary__rel_ns(s, ts);
+
+	return !s->filter.has_time || (t >= s->filter.from_ns && t <= s->filter.to_ns);
+}
+
+static bool pid_selected(struct report_summary *s, int32_t pid)
+{
+	return !s->filter.pid_selected || s->filter.pid_selected(pid, s->filter.pid_arg);
+}
+
+static int add_event(struct report_summary *s, const struct artifact_record *rec)
+{
+	struct event_ctx c = { .s = s, .rec = rec };
+	int err = 0;
+
+	if (!s->has_origin) {
+		s->has_origin = true;
+		s->origin_ts = rec->timestamp;
+	}
+	if (!pid_selected(s, rec->pid))
+		return 0;
+	c.p = get_process(s, rec->pid);
+	if (!c.p)
+		return -ENOMEM;
+	c.counted = in_time_window(s, rec->timestamp);
+	if (rec->timestamp > s->last_ts)
+		s->last_ts = rec->timestamp;
+	if (!c.p->has_events)
+		c.p->first_ts = rec->timestamp;
+	c.p->has_events = true;
+	if (rec->timestamp > c.p->last_ts)
+		c.p->last_ts = rec->timestamp;
+	if (c.counted) {
+		s->events++;
+		s->total.counts[rec->kind]++;
+		c.p->heap.counts[rec->kind]++;
+	}
+
+	switch (rec->kind) {
+	case MT_MALLOC:
+	case MT_CALLOC:
+	case MT_ALIGNED_ALLOC:
+		if (rec->addr) {
+			err = on_alloc(&c, rec->addr, rec->size);
+		} else {
+			s->total.failed_allocs += c.counted;
+			c.p->heap.failed_allocs += c.counted;
+		}
+		break;
+	case MT_FREE:
+		if (!rec->addr)
+			break;	/* free(NULL) */
+		on_free(&c, rec->addr, true);
+		set_last_alloc(&c, 0);
+		break;
+	case MT_REALLOC:
+		err = on_realloc(&c);
+		break;
+	default:
+		on_mapping(&c);
+		return 0;
+	}
+	if (c.counted) {
+		heap_check_peak(&s->total, rec->timestamp);
+		heap_check_peak(&c.p->heap, rec->timestamp);
+	}
+	timeline_note(&c);
+	return err;
+}
+
+int report_summary__add(struct report_summary *s, const struct artifact_record *rec)
+{
+	struct report_process *p;
+
+	s->records++;
+	switch (rec->type) {
+	case ARTIFACT_EVENT:
+		if (rec->kind > 0 && rec->kind < MT_KIND_MAX)
+			return add_event(s, rec);
+		return 0;
+	case ARTIFACT_PROCESS:
+		if (!(rec->has & AR_HAS(AF_PID)) || !pid_selected(s, rec->pid))
+			return 0;
+		p = get_process(s, rec->pid);
+		if (!p)
+			return -ENOMEM;
+		take_process_record(p, rec);
+		return 0;
+	case ARTIFACT_META:
+		take_meta_record(s, rec);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+void report_summary__finish(struct report_summary *s)
+{
+	struct report_live_table *t = s->live;
+	size_t i, n = (size_t)1 << t->bits;
+
+	for (i = 0; i < n; i++) {
+		const struct live_entry *e = &t->slots[i];
+		struct report_process *p;
+
+		if (!e->addr || !e->counted)
+			continue;
+		s->total.leaked_count++;
+		s->total.leaked_bytes += e->size;
+		p = find_process(s, e->pid);
+		if (p) {
+			p->heap.leaked_count++;
+			p->heap.leaked_bytes += e->size;
+		}
+	}
+}
+
+int report_summary__init(struct report_summary *s, const struct report_filter *f)
+{
+	memset(s, 0, sizeof(*s));
+	if (f)
+		s->filter = *f;
+	s->live = calloc(1, sizeof(*s->live));
+	s->proc_index = u64map__new();
+	s->last_alloc = u64map__new();
+	if (!s->live || !s->proc_index || !s->last_alloc ||
+	    live_table__init(s->live, TABLE_MIN_BITS)) {
+		report_summary__exit(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void report_summary__exit(struct report_summary *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_procs; i++) {
+		free(s->procs[i].comm);
+		free(s->procs[i].exe);
+	}
+	free(s->procs);
+	free(s->meta.tool);
+	free(s->meta.version);
+	free(s->meta.command);
+	if (s->live)
+		free(s->live->slots);
+	free(s->live);
+	u64map__delete(s->proc_index);
+	u64map__delete(s->last_alloc);
+	report_timeline__delete(s->timeline);
+	memset(s, 0, sizeof(*s));
+}

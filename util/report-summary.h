@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_REPORT_SUMMARY_H
+#define MEMTRACK_REPORT_SUMMARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "artifact.h"
+
+/*
+ * The figures of `memtrack report`, computed from a stream of artifact
+ * records in one pass.  Pure logic: no I/O, no messages.
+ *
+ * Heap: Malloc, Calloc and AlignedAlloc add a live allocation keyed by
+ * (pid, addr); Free removes one; Realloc frees old_addr (when not 0) and
+ * allocates addr (when not 0).  A Realloc with addr 0 and a non-zero size
+ * is a failed realloc and changes nothing.  A free of an address that is
+ * not live is an "unknown free".  Mmap, Munmap and Brk are kept apart.
+ * Peak = the largest sum of live heap bytes, with the time it was reached.
+ */
+
+#define REPORT_HIST_BUCKETS	65	/* 0, then [2^(i-1), 2^i) for i = 1..64 */
+
+struct report_filter {
+	/* only these pids (and their Process records); NULL: every pid */
+	bool (*pid_selected)(int32_t pid, void *arg);
+	void *pid_arg;
+	/* only events in [from_ns, to_ns] after the first event */
+	bool has_time;
+	uint64_t from_ns, to_ns;
+};
+
+struct report_heap {
+	uint64_t counts[MT_KIND_MAX];	/* events per type */
+	uint64_t allocs;		/* blocks allocated (Realloc's new blocks too) */
+	uint64_t failed_allocs;		/* an allocator returned NULL */
+	uint64_t frees;			/* blocks freed that were known live */
+	uint64_t bytes_allocated, bytes_freed;
+	uint64_t live_count, live_bytes;
+	uint64_t peak_bytes, peak_ts;	/* peak_ts: the event's timestamp */
+	uint64_t leaked_count, leaked_bytes;	/* still live at the end */
+	uint64_t unknown_frees;
+	uint64_t overwritten;		/* allocated again while live: a lost free */
+	uint64_t temporary_count, temporary_bytes;
+	uint64_t mmap_bytes, munmap_bytes;
+	uint64_t brk_growth;		/* highest break - first break seen */
+};
+
+struct report_process {
+	int32_t pid;
+	struct report_heap heap;
+	uint64_t first_ts, last_ts;	/* of its events */
+	bool has_events;
+	uint64_t brk_first, brk_max;
+	bool has_brk;
+	/* from its Process record */
+	bool has_info;
+	uint32_t info_has;		/* AR_HAS() bits of the record */
+	int32_t ppid, exit_code;
+	uint64_t start, exit;
+	char *comm, *exe;
+};
+
+struct report_meta {
+	uint32_t has;			/* AR_HAS() bits of the record */
+	uint32_t format;
+	char *tool, *version, *command;
+	int32_t root_pid, exit_code;
+	uint64_t start, end, drops_events, drops_total;
+};
+
+struct report_live_table;
+struct report_u64map;
+struct report_timeline;
+
+struct report_summary {
+	struct report_filter filter;
+	struct report_heap total;
+	uint64_t records;		/* records given to report_summary__add() */
+	uint64_t events;		/* events taken (after the filters) */
+	bool has_origin;
+	uint64_t origin_ts;		/* the first event's timestamp: time 0 */
+	uint64_t last_ts;		/* the latest event timestamp */
+	uint64_t hist[REPORT_HIST_BUCKETS];
+	bool has_meta;
+	struct report_meta meta;
+	struct report_process *procs;	/* in order of first appearance */
+	size_t nr_procs, procs_cap;
+
+	struct report_u64map *proc_index;	/* pid -> procs[] index */
+	struct report_u64map *last_alloc;	/* (pid, tid) -> last block allocated */
+	struct report_live_table *live;
+	struct report_timeline *timeline;	/* NULL unless asked for */
+};
+
+/* 0 or -ENOMEM */
+int report_summary__init(struct report_summary *s, const struct report_filter *f);
+int report_summary__add(struct report_summary *s, const struct artifact_record *rec);
+/* counts what is still live as leaked; call once, after the last record */
+void report_summary__finish(struct report_summary *s);
+void report_summary__exit(struct report_summary *s);
+
+/* a process by pid, NULL if it has neither events nor a Process record */
+struct report_process *report_summary__process(struct report_summary *s, int32_t pid);
+/* nanoseconds from the first event, 0 for anything earlier */
+uint64_t report_summary__rel_ns(const struct report_summary *s, uint64_t ts);
+/* the bucket of an allocation size in hist[] and its lower bound */
+unsigned int report_hist__bucket(uint64_t size);
+uint64_t report_hist__lower(unsigned int bucket);
+
+#endif

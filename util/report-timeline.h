@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_REPORT_TIMELINE_H
+#define MEMTRACK_REPORT_TIMELINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Live heap over time, per process and for the whole tree, in a fixed
+ * number of time bins: when time runs past the last bin, the bins are
+ * merged pairwise and their width doubles.  Each bin keeps the largest
+ * value seen in it (so peaks survive) and the last one (carried forward
+ * over bins without events).  Memory: bins * series, whatever the length.
+ */
+
+#define REPORT_TIMELINE_TOTAL	INT32_MIN	/* the series of the whole tree */
+#define REPORT_TIMELINE_SERIES	256		/* processes followed, at most */
+
+struct report_timeline;
+
+struct report_timeline *report_timeline__new(unsigned int bins);
+void report_timeline__delete(struct report_timeline *tl);
+/* value of a series at t_ns (nanoseconds from the start) */
+void report_timeline__add(struct report_timeline *tl, int32_t series,
+			  uint64_t t_ns, uint64_t value);
+
+/* the name gnuplot shows for a process */
+typedef void report_timeline_name_fn(int32_t pid, char *buf, size_t len, void *arg);
+
+/*
+ * Writes a gnuplot script, data inline, that draws the total and the
+ * max_series processes of highest peak into png.
+ */
+int report_timeline__write_gnuplot(struct report_timeline *tl, FILE *out,
+				   const char *png, unsigned int max_series,
+				   report_timeline_name_fn *name, void *arg);
+
+#endif
