@@ -62,8 +62,11 @@ SKEL := $(OUTPUT)/bpf/memtrack.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
-WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS))
+# alloc_loop.c is built once per allocator; libdl_alloc.c is a library
+WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c,$(wildcard tests/workloads/*.c))
+ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
+WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
+	tests/workloads/libdl_alloc.so $(addprefix tests/workloads/alloc_loop_,$(ALLOC_LOOPS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -110,9 +113,29 @@ endif
 
 # workloads: small programs with known allocation counts
 workloads: $(WORKLOADS)
+WL_CFLAGS := -O1 -g -Wall -pthread
+LIBDIR := /usr/lib/$(shell $(CC) -dumpmachine)
 tests/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
-	$(Q)$(CC) -O1 -g -Wall -pthread -o $@ $<
+	$(Q)$(CC) $(WL_CFLAGS) -o $@ $< -ldl
+tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+tests/workloads/libdl_alloc.so: tests/workloads/libdl_alloc.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
+tests/workloads/alloc_loop_glibc: tests/workloads/alloc_loop.c
+	$(Q)$(CC) $(WL_CFLAGS) -o $@ $<
+tests/workloads/alloc_loop_jemalloc: tests/workloads/alloc_loop.c
+	$(Q)$(CC) $(WL_CFLAGS) -DWITH_JEMALLOC -o $@ $< -ljemalloc
+tests/workloads/alloc_loop_jemalloc_static: tests/workloads/alloc_loop.c
+	$(Q)$(CC) $(WL_CFLAGS) -DWITH_JEMALLOC -static -o $@ $< $(LIBDIR)/libjemalloc.a -lm -ldl
+tests/workloads/alloc_loop_mimalloc: tests/workloads/alloc_loop.c
+	$(Q)$(CC) $(WL_CFLAGS) -DWITH_MIMALLOC -o $@ $< -lmimalloc
+tests/workloads/alloc_loop_tcmalloc: tests/workloads/alloc_loop.c
+	$(Q)$(CC) $(WL_CFLAGS) -DWITH_TCMALLOC -o $@ $< -ltcmalloc_minimal
+tests/workloads/alloc_loop_tcmalloc_static: tests/workloads/alloc_loop.c
+	$(Q)$(CXX) $(WL_CFLAGS) -DWITH_TCMALLOC -static -o $@ $< $(LIBDIR)/libtcmalloc_minimal.a -lm
 
 # unit tests: one program per file, linked with the util objects
 $(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(UTIL_OBJS)
@@ -133,12 +156,36 @@ demo: deps
 deps:
 	$(Q)scripts/install-deps.sh
 
-$(OUTPUT)/bench/encoder-bench: bench/encoder-bench.c $(UTIL_OBJS)
+# bench: installs what it compares against (heaptrack, bcc) if missing, then
+# bench/run.sh; see bench/README.md
+BENCH_BINS := $(addprefix $(OUTPUT)/bench/,encoder-bench synth-artifact timeit floor)
+
+$(OUTPUT)/bench/encoder-bench $(OUTPUT)/bench/synth-artifact: $(OUTPUT)/bench/%: bench/%.c $(UTIL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
-bench: all $(OUTPUT)/bench/encoder-bench
+$(OUTPUT)/bench/timeit: bench/timeit.c $(OUTPUT)/util/util.o
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^
+
+$(OUTPUT)/bench/floor.bpf.o: bench/floor.bpf.c $(OUTPUT)/bpf/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT)/bpf -c $< -o $@
+
+$(OUTPUT)/bench/floor.skel.h: $(OUTPUT)/bench/floor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h $(OUTPUT)/util/elf-syms.o $(OUTPUT)/util/util.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/util/elf-syms.o $(OUTPUT)/util/util.o -lbpf -lelf
+
+bench: deps
+	$(Q)bench/install-deps.sh
+	$(Q)$(MAKE) all $(BENCH_BINS)
 	$(Q)OUTPUT=$(OUTPUT) bench/run.sh
 
 doc:

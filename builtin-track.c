@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "util/pipeline-stats.h"
 #include "util/poller.h"
 #include "util/proc-table.h"
+#include "util/proc-tree.h"
 #include "util/spawn.h"
 #include "util/usage.h"
 #include "util/util.h"
@@ -36,6 +39,7 @@
 static const char *const track_usage[] = {
 	"memtrack track [<options>] \"<command>\"",
 	"memtrack track [<options>] -- <program> [<args>...]",
+	"memtrack track [<options>] -p <pid>[,<pid>...]",
 	NULL
 };
 
@@ -47,6 +51,7 @@ static struct track_opts {
 	unsigned int watermark_pct;
 	unsigned int encoder_threads;
 	const char *call_graph;
+	const char *attach_pids;
 	bool tolerate_drops;
 	bool quiet;
 	bool check_bpf;
@@ -65,6 +70,9 @@ struct track_session {
 	struct poller events;
 	struct proc_table procs;
 	struct spawn child;
+	pid_t root_pid;
+	pid_t *attach;			/* -p: the pids, NULL when we run a command */
+	int nattach;
 	struct run_as run_as;
 	int artifact_fd;
 	char artifact_path[PATH_MAX];
@@ -79,6 +87,7 @@ struct track_session {
 };
 
 static volatile pid_t forward_to;
+static volatile sig_atomic_t interrupted;
 
 static int parse_ring_size(const struct option *opt __maybe_unused, const char *arg)
 {
@@ -103,6 +112,8 @@ static void forward_signal(int sig)
 {
 	if (forward_to > 0)
 		kill(forward_to, sig);
+	else
+		interrupted = sig;
 }
 
 static void install_signal_forwarding(pid_t child)
@@ -206,17 +217,28 @@ static void load_bpf(struct track_session *s)
 static void open_artifact(struct track_session *s)
 {
 	snprintf(s->artifact_path, sizeof(s->artifact_path),
-		 "%s/%d.MemtrackArtifact.msgpack", opts.output_dir, s->child.pid);
+		 "%s/%d.MemtrackArtifact.msgpack", opts.output_dir, s->root_pid);
 	s->artifact_fd = open(s->artifact_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 			      0644);
 	if (s->artifact_fd < 0) {
 		int err = errno;
 
-		spawn__abort(&s->child);
+		if (!s->attach)
+			spawn__abort(&s->child);
 		errno = err;
 		die_errno("cannot create artifact '%s'", s->artifact_path);
 	}
 	chown_to_user(&s->run_as, s->artifact_path);
+}
+
+/* a tracked process mapped code not seen before: probe it, then resume */
+static void attach_new_code(struct track_session *s, pid_t pid)
+{
+	int err = bpf_track__inspect_process(s->bpf, pid);
+
+	if (err && err != -ENOENT)
+		warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
+	bpf_track__resume_attached(s->bpf, pid);
 }
 
 static int on_event_record(void *ctx, const void *data, uint32_t len)
@@ -224,7 +246,9 @@ static int on_event_record(void *ctx, const void *data, uint32_t len)
 	struct track_session *s = ctx;
 	uint32_t kind = *(const uint32_t *)data;
 
-	if (kind >= MT_FORK && len >= sizeof(struct mt_proc_event))
+	if (kind == MT_NEW_CODE && len >= sizeof(struct mt_proc_event))
+		attach_new_code(s, ((const struct mt_proc_event *)data)->pid);
+	else if (kind >= MT_FORK && len >= sizeof(struct mt_proc_event))
 		proc_table__apply(&s->procs, data);
 	else if (kind && kind < MT_FORK && len >= sizeof(struct mt_alloc_event))
 		encoder__add(s->enc, data);	/* a write error is reported at the end */
@@ -329,9 +353,82 @@ static void run_child(struct track_session *s)
 	s->end_ns = now_ns();
 }
 
+/* -p: the given processes and their descendants, as they run now */
+static void attach_to_tree(struct track_session *s)
+{
+	pid_t *tree;
+	int n, i, err;
+
+	n = proc_tree__collect(s->attach, s->nattach, &tree);
+	if (n < 0)
+		die("cannot read the process tree: %s", strerror(-n));
+	for (i = 0; i < n; i++) {
+		struct process *p = proc_table__get(&s->procs, tree[i]);
+
+		err = bpf_track__track_pid(s->bpf, tree[i]);
+		if (!err && p)
+			err = proc_tree__describe(tree[i], p);
+		if (!err)
+			err = bpf_track__inspect_process(s->bpf, tree[i]);
+		if (err && err != -ENOENT && err != -ESRCH)
+			warning("cannot track pid %d: %s", tree[i], strerror(-err));
+	}
+	pr_debug("attached to %d processes\n", n);
+	free(tree);
+}
+
+/* -p: until every given process has exited, or memtrack is interrupted */
+static void wait_for_attached(struct track_session *s)
+{
+	struct pollfd *fds = calloc(s->nattach, sizeof(*fds));
+	int i, left = s->nattach;
+
+	if (!fds)
+		die("out of memory");
+	for (i = 0; i < s->nattach; i++) {
+		fds[i].fd = syscall(SYS_pidfd_open, s->attach[i], 0);
+		fds[i].events = POLLIN;
+		if (fds[i].fd < 0)
+			left--;
+	}
+	while (left > 0 && !interrupted) {
+		if (poll(fds, s->nattach, -1) < 0)
+			continue;	/* EINTR: a signal asked us to stop */
+		for (i = 0; i < s->nattach; i++) {
+			if (fds[i].fd >= 0 && fds[i].revents) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				left--;
+			}
+		}
+	}
+	for (i = 0; i < s->nattach; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	free(fds);
+}
+
+static void run_attached(struct track_session *s)
+{
+	install_signal_forwarding(0);
+	block_forwarded_signals(SIG_UNBLOCK);
+	s->start_ns = now_ns();
+	attach_to_tree(s);
+	if (!opts.quiet)
+		fprintf(stderr, "memtrack: tracking pid %s and its descendants; "
+			"Ctrl-C to stop\n", opts.attach_pids);
+	wait_for_attached(s);
+	s->end_ns = now_ns();
+}
+
 static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 {
-	msgpack_pack_map(pk, 10);
+	msgpack_pack_map(pk, s->attach ? 11 : 10);
+	if (s->attach) {
+		/* allocations made before attaching are unknown to this artifact */
+		pack_key(pk, "attached");
+		msgpack_pack_true(pk);
+	}
 	pack_key(pk, "type");
 	pack_str(pk, "Meta");
 	pack_key(pk, "format");
@@ -343,7 +440,7 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	pack_key(pk, "command");
 	pack_str(pk, s->command);
 	pack_key(pk, "root_pid");
-	msgpack_pack_int32(pk, s->child.pid);
+	msgpack_pack_int32(pk, s->root_pid);
 	pack_key(pk, "start");
 	msgpack_pack_uint64(pk, s->start_ns);
 	pack_key(pk, "end");
@@ -372,7 +469,7 @@ static int finish_pipeline(struct track_session *s)
 	bpf_track__detach(s->bpf);
 	err = poller__stop(&s->events);
 	/* whatever is still recorded as stopped by us is resumed now */
-	pressure__release(bpf_track__pressure_fd(s->bpf), NULL, 0);
+	pressure__release_all(bpf_track__pressure_fd(s->bpf));
 	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
 
 	ret = encoder__drain(s->enc);
@@ -428,6 +525,8 @@ static int exit_status(const struct track_session *s, int err)
 		      "(use a larger --ring-size, or --tolerate-drops)", s->drops);
 		return MEMTRACK_EXIT_FATAL;
 	}
+	if (s->attach)
+		return 0;
 	if (WIFSIGNALED(s->status))
 		return 128 + WTERMSIG(s->status);
 	return WEXITSTATUS(s->status);
@@ -441,6 +540,15 @@ static int check_bpf(void)
 	bpf_track__close(s.bpf);
 	printf("BPF programs load and attach (libc: %s)\n", s.libc_path);
 	return 0;
+}
+
+static void check_attach_targets(const struct track_session *s)
+{
+	int i;
+
+	for (i = 0; i < s->nattach; i++)
+		if (kill(s->attach[i], 0) && errno == ESRCH)
+			die("no process with pid %d", s->attach[i]);
 }
 
 static void validate_options(void)
@@ -472,6 +580,8 @@ int cmd_track(int argc, const char **argv)
 			     "stop producers when a ring is this full (default: 75)"),
 		OPT_UINTEGER(0, "encoder-threads", &opts.encoder_threads, "n",
 			     "threads compressing the artifact (default: 1 on 2 cores)"),
+		OPT_STRING('p', "pid", &opts.attach_pids, "pid[,pid...]",
+			   "track these running processes and their descendants"),
 		OPT_STRING(0, "call-graph", &opts.call_graph, "mode",
 			   "call stacks: no (fp and dwarf are not there yet)"),
 		OPT_BOOLEAN(0, "tolerate-drops", &opts.tolerate_drops,
@@ -502,7 +612,20 @@ int cmd_track(int argc, const char **argv)
 	} else {
 		cmd_argv = argv;
 	}
-	if (argc < 1 || !*argv[0]) {
+	if (opts.attach_pids) {
+		if (argc > 0) {
+			error("-p and a command cannot go together");
+			usage_with_options(track_usage, options);
+		}
+		s.nattach = parse_pid_list(opts.attach_pids, &s.attach);
+		if (s.nattach < 0) {
+			error("-p expects a list of process ids, not '%s'", opts.attach_pids);
+			usage_with_options(track_usage, options);
+		}
+		check_attach_targets(&s);
+		argc = 1;
+		argv = &opts.attach_pids;
+	} else if (argc < 1 || !*argv[0]) {
 		error("no command given");
 		usage_with_options(track_usage, options);
 	}
@@ -526,14 +649,22 @@ int cmd_track(int argc, const char **argv)
 	if (err < 0)
 		die("cannot start the guardian process: %s", strerror(-err));
 	s.guardian_fd = err;
-	err = spawn__fork(&s.child, cmd_argv, &s.run_as);
-	if (err)
-		die("cannot fork: %s", strerror(-err));
+	if (s.attach) {
+		s.root_pid = s.attach[0];
+	} else {
+		err = spawn__fork(&s.child, cmd_argv, &s.run_as);
+		if (err)
+			die("cannot fork: %s", strerror(-err));
+		s.root_pid = s.child.pid;
+	}
 	open_artifact(&s);
 
 	block_forwarded_signals(SIG_BLOCK);
 	start_pipeline(&s);
-	run_child(&s);
+	if (s.attach)
+		run_attached(&s);
+	else
+		run_child(&s);
 	err = finish_pipeline(&s);
 	print_summary(&s);
 
@@ -542,5 +673,6 @@ int cmd_track(int argc, const char **argv)
 	encoder__delete(s.enc);
 	proc_table__exit(&s.procs);
 	free(s.command);
+	free(s.attach);
 	return exit_status(&s, err);
 }

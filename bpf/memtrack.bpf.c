@@ -16,6 +16,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define SIGSTOP		19
 #define MAX_ERRNO	4095
+#define PROT_EXEC	0x4
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_mmap		9
@@ -57,6 +58,17 @@ struct {
 	__type(value, __u64);
 } pressure_stopped SEC(".maps");
 
+/* files whose allocator symbols userspace has looked for (and attached) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct mt_file_id);
+	__type(value, __u8);
+} inspected SEC(".maps");
+
+/* 0: tracked processes run whatever code they map, unprobed */
+const volatile bool discover_allocators = false;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MT_RING_MAX);
@@ -67,7 +79,7 @@ struct {
 /* an allocator call in progress on a thread: the outermost one's arguments */
 struct call_state {
 	__u64 args[3];
-	__u32 func;
+	__u32 shape;
 	__u32 depth;
 };
 
@@ -126,6 +138,53 @@ static __always_inline void submit_event(void *rec)
 	__sync_fetch_and_add(&pressure_stops, 1);
 }
 
+/* stops the current process until userspace has inspected what it mapped */
+static __always_inline void stop_for_attach(struct mt_file_id *file)
+{
+	struct mt_proc_event *e;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key;
+	__u64 now;
+
+	if (!discover_allocators || bpf_map_lookup_elem(&inspected, file))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(MT_RING_EVENTS);
+		return;
+	}
+	if (bpf_send_signal(SIGSTOP)) {
+		bpf_ringbuf_discard(e, 0);
+		return;
+	}
+	key = tgid | MT_STOPPED_FOR_ATTACH;
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&pressure_stopped, &key, &now, BPF_ANY);
+	e->kind = MT_NEW_CODE;
+	e->pid = tgid;
+	e->ppid = 0;
+	e->exit_code = 0;
+	e->ts = now;
+	e->comm[0] = 0;
+	e->filename[0] = 0;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline void file_id_of(struct file *f, struct mt_file_id *id)
+{
+	id->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	id->ino = BPF_CORE_READ(f, f_inode, i_ino);
+}
+
+static long vma_file_id(struct task_struct *task, struct vm_area_struct *vma,
+			void *ctx)
+{
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	if (f)
+		file_id_of(f, ctx);
+	return 0;
+}
+
 static __always_inline void emit_alloc(__u32 kind, __u64 addr, __u64 size,
 				       __u64 old_addr)
 {
@@ -174,26 +233,26 @@ int BPF_KPROBE(alloc_enter)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct call_state *st, new = {};
-	__u32 func;
+	__u32 shape;
 
 	if (!is_tracked(id >> 32))
 		return 0;
-	func = bpf_get_attach_cookie(ctx);
+	shape = bpf_get_attach_cookie(ctx);
 	st = bpf_map_lookup_elem(&calls, &tid);
 	if (st) {
 		/* called from inside another allocator function: not a user call */
-		if (func != MT_FN_FREE)
+		if (shape != MT_SHAPE_FREE)
 			st->depth++;
 		return 0;
 	}
-	if (func == MT_FN_FREE) {
+	if (shape == MT_SHAPE_FREE) {
 		__u64 ptr = PT_REGS_PARM1(ctx);
 
 		if (ptr)
 			emit_alloc(MT_FREE, ptr, 0, 0);
 		return 0;
 	}
-	new.func = func;
+	new.shape = shape;
 	new.depth = 1;
 	new.args[0] = PT_REGS_PARM1(ctx);
 	new.args[1] = PT_REGS_PARM2(ctx);
@@ -214,32 +273,34 @@ static __always_inline void emit_call(const struct call_state *c, __u64 ret)
 {
 	__u64 ptr = 0;
 
-	switch (c->func) {
-	case MT_FN_MALLOC:
+	switch (c->shape) {
+	case MT_SHAPE_MALLOC:
 		if (ret)
 			emit_alloc(MT_MALLOC, ret, c->args[0], 0);
 		break;
-	case MT_FN_CALLOC:
+	case MT_SHAPE_CALLOC:
 		if (ret)
 			emit_alloc(MT_CALLOC, ret, c->args[0] * c->args[1], 0);
 		break;
-	case MT_FN_REALLOC:
+	case MT_SHAPE_REALLOC:
 		emit_realloc(ret, c->args[0], c->args[1]);
 		break;
-	case MT_FN_REALLOCARRAY:
+	case MT_SHAPE_REALLOCARRAY:
 		emit_realloc(ret, c->args[0], c->args[1] * c->args[2]);
 		break;
-	case MT_FN_ALIGNED_ALLOC:
-	case MT_FN_MEMALIGN:
-		if (ret)
-			emit_alloc(MT_ALIGNED_ALLOC, ret, c->args[1], 0);
+	case MT_SHAPE_FREE_WRAPPER:
+		if (c->args[0])
+			emit_alloc(MT_FREE, c->args[0], 0, 0);
 		break;
-	case MT_FN_VALLOC:
-	case MT_FN_PVALLOC:
+	case MT_SHAPE_ALIGNED_SIZE_A0:
 		if (ret)
 			emit_alloc(MT_ALIGNED_ALLOC, ret, c->args[0], 0);
 		break;
-	case MT_FN_POSIX_MEMALIGN:
+	case MT_SHAPE_ALIGNED_SIZE_A1:
+		if (ret)
+			emit_alloc(MT_ALIGNED_ALLOC, ret, c->args[1], 0);
+		break;
+	case MT_SHAPE_POSIX_MEMALIGN:
 		if ((int)ret == 0 &&
 		    !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)c->args[0]) && ptr)
 			emit_alloc(MT_ALIGNED_ALLOC, ptr, c->args[2], 0);
@@ -304,6 +365,13 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	switch (st.nr) {
 	case NR_mmap:
 		emit_alloc(MT_MMAP, ret, st.args[1], 0);
+		if (st.args[2] & PROT_EXEC) {
+			struct mt_file_id file = {};
+
+			bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_id, &file, 0);
+			if (file.ino)
+				stop_for_attach(&file);
+		}
 		break;
 	case NR_munmap:
 		emit_alloc(MT_MUNMAP, st.args[0], st.args[1], 0);
@@ -353,6 +421,12 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 				  BPF_CORE_READ(bprm, filename));
 	submit_event(e);
+	if (discover_allocators) {
+		struct mt_file_id file;
+
+		file_id_of(BPF_CORE_READ(bprm, file), &file);
+		stop_for_attach(&file);
+	}
 	return 0;
 }
 

@@ -3,6 +3,10 @@
 #ifndef MEMTRACK_BPF_H
 #define MEMTRACK_BPF_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define MT_COMM_LEN	16
 #define MT_PATH_LEN	256
 
@@ -19,22 +23,37 @@ enum mt_kind {
 	MT_FORK,
 	MT_EXEC,
 	MT_EXIT,
+	MT_NEW_CODE,	/* a process mapped code memtrack has not inspected; it is stopped */
 	MT_KIND_MAX,
 };
 
-/* what the uprobe saw: the probed function, passed as the uprobe_multi cookie */
-enum mt_func {
-	MT_FN_MALLOC,
-	MT_FN_CALLOC,
-	MT_FN_REALLOC,
-	MT_FN_REALLOCARRAY,
-	MT_FN_FREE,
-	MT_FN_ALIGNED_ALLOC,
-	MT_FN_MEMALIGN,
-	MT_FN_POSIX_MEMALIGN,
-	MT_FN_VALLOC,
-	MT_FN_PVALLOC,
-	MT_FN_MAX,
+/*
+ * Keys of pressure_stopped: a tgid stopped by back-pressure, or with this
+ * bit, a tgid stopped until the code it just mapped is inspected.
+ */
+#define MT_STOPPED_FOR_ATTACH	(1U << 31)
+
+/* a file, as the kernel names it: (s_dev, i_ino) */
+struct mt_file_id {
+	__u64 dev;
+	__u64 ino;
+};
+
+/*
+ * How a probed function's arguments and return value make an event; the
+ * uprobe_multi cookie.  Every allocator's entry points map onto these.
+ */
+enum mt_shape {
+	MT_SHAPE_MALLOC,		/* size a0 -> Malloc */
+	MT_SHAPE_CALLOC,		/* a0 * a1 -> Calloc */
+	MT_SHAPE_REALLOC,		/* ptr a0, size a1 -> Realloc */
+	MT_SHAPE_REALLOCARRAY,		/* ptr a0, a1 * a2 -> Realloc */
+	MT_SHAPE_FREE,			/* ptr a0 -> Free, at entry: a leaf free */
+	MT_SHAPE_FREE_WRAPPER,		/* ptr a0 -> Free, at return: calls a free */
+	MT_SHAPE_ALIGNED_SIZE_A0,	/* size a0 -> AlignedAlloc */
+	MT_SHAPE_ALIGNED_SIZE_A1,	/* align a0, size a1 -> AlignedAlloc */
+	MT_SHAPE_POSIX_MEMALIGN,	/* *a0 = ptr, size a2 -> AlignedAlloc */
+	MT_SHAPE_MAX,
 };
 
 /* an allocation event: MT_MALLOC .. MT_BRK */
@@ -49,7 +68,7 @@ struct mt_alloc_event {
 	__u64 old_addr;		/* MT_REALLOC: the pointer passed in, 0 for realloc(NULL, n) */
 };
 
-/* process lifetime: MT_FORK, MT_EXEC, MT_EXIT */
+/* process lifetime: MT_FORK, MT_EXEC, MT_EXIT, and MT_NEW_CODE */
 struct mt_proc_event {
 	__u32 kind;
 	__u32 pid;

@@ -2,8 +2,9 @@
 # Installs the Debian packages memtrack builds, tests and plots with.
 # Idempotent: does nothing when everything is there already.
 set -e
-PACKAGES="make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev
-libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux"
+PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev
+libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time
+libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev"
 
 missing=
 for p in $PACKAGES; do

@@ -5,14 +5,19 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "bpf/memtrack.skel.h"
 #include "bpf_track.h"
+#include "allocators.h"
 #include "elf-syms.h"
+#include "pressure.h"
 #include "usage.h"
 #include "util.h"
 
@@ -22,26 +27,11 @@
 
 struct bpf_track {
 	struct memtrack_bpf *skel;
-	int links[4];
-	int nlinks;
-};
-
-struct alloc_func {
-	const char *name;
-	enum mt_func id;
-};
-
-static const struct alloc_func libc_funcs[] = {
-	{ "malloc", MT_FN_MALLOC },
-	{ "calloc", MT_FN_CALLOC },
-	{ "realloc", MT_FN_REALLOC },
-	{ "reallocarray", MT_FN_REALLOCARRAY },
-	{ "free", MT_FN_FREE },
-	{ "aligned_alloc", MT_FN_ALIGNED_ALLOC },
-	{ "memalign", MT_FN_MEMALIGN },
-	{ "posix_memalign", MT_FN_POSIX_MEMALIGN },
-	{ "valloc", MT_FN_VALLOC },
-	{ "pvalloc", MT_FN_PVALLOC },
+	int *links;
+	int nlinks, links_cap;
+	struct mt_file_id *inspected;	/* files already looked at, attached or not */
+	size_t ninspected, inspected_cap;
+	unsigned int attached_files;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -70,6 +60,7 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	t->skel = skel;
 	bpf_map__set_max_entries(skel->maps.events, opts->events_ring_size);
 	skel->rodata->events_watermark = opts->events_ring_size * opts->watermark_pct / 100;
+	skel->rodata->discover_allocators = true;
 	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
 					      MT_BPF_TRACE_UPROBE_MULTI);
 	bpf_program__set_expected_attach_type(skel->progs.alloc_exit,
@@ -123,57 +114,188 @@ static int link_uprobe_multi(int prog_fd, const char *path, const __u64 *offsets
 	return fd < 0 ? -errno : fd;
 }
 
-/* keeps the first of several names for one address (aliases) */
-static unsigned int unique_offsets(const struct elf_sym_req *reqs, size_t n,
-				   bool skip_free, __u64 *offsets, __u64 *cookies)
+static int add_link(struct bpf_track *t, int fd)
+{
+	if (t->nlinks == t->links_cap) {
+		int cap = t->links_cap ? 2 * t->links_cap : 16;
+		int *links = realloc(t->links, cap * sizeof(*links));
+
+		if (!links)
+			return -ENOMEM;
+		t->links = links;
+		t->links_cap = cap;
+	}
+	t->links[t->nlinks++] = fd;
+	return 0;
+}
+
+/* the offsets to probe: one per address, under the first name (aliases) */
+static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
+				   __u64 *offsets, __u64 *cookies)
 {
 	unsigned int cnt = 0, i, j;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < nr_alloc_symbols; i++) {
 		bool seen = false;
 
-		if (!reqs[i].offset || (skip_free && libc_funcs[i].id == MT_FN_FREE))
+		if (!reqs[i].offset)
 			continue;
 		for (j = 0; j < cnt; j++)
 			seen |= offsets[j] == reqs[i].offset;
 		if (seen)
 			continue;
 		offsets[cnt] = reqs[i].offset;
-		cookies[cnt++] = libc_funcs[i].id;
+		cookies[cnt++] = alloc_symbols[i].shape;
 	}
-	return cnt;
+	if (!returns)
+		return cnt;
+	/* the return probes: every shape but the leaf frees */
+	for (i = j = 0; i < cnt; i++) {
+		if (!alloc_shape__has_return(cookies[i]))
+			continue;
+		offsets[j] = offsets[i];
+		cookies[j++] = cookies[i];
+	}
+	return j;
 }
 
-static int attach_allocator(struct bpf_track *t, const char *path)
+static int link_binary(struct bpf_track *t, const char *path,
+		       const struct elf_sym_req *reqs, bool returns)
 {
-	struct elf_sym_req reqs[ARRAY_SIZE(libc_funcs)];
-	__u64 offsets[ARRAY_SIZE(libc_funcs)], cookies[ARRAY_SIZE(libc_funcs)];
-	unsigned int cnt, i;
+	__u64 offsets[nr_alloc_symbols], cookies[nr_alloc_symbols];
+	struct bpf_program *prog = returns ? t->skel->progs.alloc_exit :
+					     t->skel->progs.alloc_enter;
+	unsigned int cnt = unique_offsets(reqs, returns, offsets, cookies);
 	int fd, err;
 
-	for (i = 0; i < ARRAY_SIZE(libc_funcs); i++)
-		reqs[i].name = libc_funcs[i].name;
-	err = elf__resolve_offsets(path, reqs, ARRAY_SIZE(reqs));
-	if (err < 0)
-		return err;
-	if (err == 0)
-		return -ENOENT;
-
-	cnt = unique_offsets(reqs, ARRAY_SIZE(reqs), false, offsets, cookies);
-	fd = link_uprobe_multi(bpf_program__fd(t->skel->progs.alloc_enter), path,
-			       offsets, cookies, cnt, false);
+	if (!cnt)
+		return 0;
+	fd = link_uprobe_multi(bpf_program__fd(prog), path, offsets, cookies, cnt, returns);
 	if (fd < 0)
 		return fd;
-	t->links[t->nlinks++] = fd;
+	err = add_link(t, fd);
+	if (err)
+		close(fd);
+	return err ? err : (int)cnt;
+}
 
-	cnt = unique_offsets(reqs, ARRAY_SIZE(reqs), true, offsets, cookies);
-	fd = link_uprobe_multi(bpf_program__fd(t->skel->progs.alloc_exit), path,
-			       offsets, cookies, cnt, true);
-	if (fd < 0)
-		return fd;
-	t->links[t->nlinks++] = fd;
-	pr_debug("attached %u allocator functions in %s\n", cnt + 1, path);
+/* probes every allocator function that path defines; returns how many */
+static int attach_binary(struct bpf_track *t, const char *path, const char *name)
+{
+	struct elf_sym_req reqs[nr_alloc_symbols];
+	unsigned int i;
+	int err, n;
+
+	for (i = 0; i < nr_alloc_symbols; i++)
+		reqs[i].name = alloc_symbols[i].name;
+	n = elf__resolve_offsets(path, reqs, nr_alloc_symbols);
+	if (n <= 0)
+		return n;
+	n = link_binary(t, path, reqs, false);
+	if (n > 0) {
+		err = link_binary(t, path, reqs, true);
+		if (err < 0)
+			return err;
+		t->attached_files++;
+		pr_debug("probed %d allocator functions in %s\n", n, name);
+	}
+	return n;
+}
+
+static bool is_inspected(struct bpf_track *t, const struct mt_file_id *id)
+{
+	size_t i;
+
+	for (i = 0; i < t->ninspected; i++)
+		if (t->inspected[i].dev == id->dev && t->inspected[i].ino == id->ino)
+			return true;
+	return false;
+}
+
+static int mark_inspected(struct bpf_track *t, const struct mt_file_id *id)
+{
+	__u8 one = 1;
+
+	if (t->ninspected == t->inspected_cap) {
+		size_t cap = t->inspected_cap ? 2 * t->inspected_cap : 64;
+		struct mt_file_id *p = realloc(t->inspected, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->inspected = p;
+		t->inspected_cap = cap;
+	}
+	t->inspected[t->ninspected++] = *id;
+	if (bpf_map__update_elem(t->skel->maps.inspected, id, sizeof(*id), &one,
+				 sizeof(one), BPF_ANY))
+		return -errno;
 	return 0;
+}
+
+/* the kernel's dev_t, as BPF reads it from a superblock */
+static __u64 kernel_dev(unsigned int maj, unsigned int min)
+{
+	return ((__u64)maj << 20) | min;
+}
+
+static int inspect_file(struct bpf_track *t, const struct mt_file_id *id,
+			const char *path, const char *name)
+{
+	int err, n;
+
+	if (is_inspected(t, id))
+		return 0;
+	err = mark_inspected(t, id);
+	if (err)
+		return err;
+	n = attach_binary(t, path, name);
+	if (n < 0)
+		warning("cannot probe the allocator functions of '%s': %s", name,
+			strerror(-n));
+	return 0;
+}
+
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
+{
+	char path[64], line[PATH_MAX + 128], file[PATH_MAX];
+	FILE *maps;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), maps)) {
+		unsigned long start, end, ino;
+		unsigned int maj, min;
+		char perms[8];
+		struct mt_file_id id;
+
+		file[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %*x %x:%x %lu %4095[^\n]", &start, &end,
+			   perms, &maj, &min, &ino, file) < 6 ||
+		    perms[2] != 'x' || !ino || file[0] != '/')
+			continue;
+		id.dev = kernel_dev(maj, min);
+		id.ino = ino;
+		if (is_inspected(t, &id))
+			continue;
+		/* the mapped file itself, wherever (and whatever) its path is now */
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, start, end);
+		err = inspect_file(t, &id, path, file);
+	}
+	fclose(maps);
+	return err;
+}
+
+int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
+{
+	return pressure__resume_attached(bpf_track__pressure_fd(t), pid);
+}
+
+unsigned int bpf_track__attached_files(struct bpf_track *t)
+{
+	return t->attached_files;
 }
 
 static int find_libc(struct dl_phdr_info *info, size_t size __maybe_unused, void *data)
@@ -191,12 +313,16 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 {
 	static char resolved[PATH_MAX];
 	const char *name = NULL;
+	struct mt_file_id id;
+	struct stat st;
 
 	dl_iterate_phdr(find_libc, &name);
-	if (!name || !realpath(name, resolved))
+	if (!name || !realpath(name, resolved) || stat(resolved, &st))
 		return -ENOENT;
 	*path = resolved;
-	return attach_allocator(t, resolved);
+	id.dev = kernel_dev(major(st.st_dev), minor(st.st_dev));
+	id.ino = st.st_ino;
+	return inspect_file(t, &id, resolved, resolved);
 }
 
 int bpf_track__track_pid(struct bpf_track *t, pid_t pid)
@@ -256,6 +382,9 @@ void bpf_track__detach(struct bpf_track *t)
 	for (i = 0; i < t->nlinks; i++)
 		close(t->links[i]);
 	t->nlinks = 0;
+	free(t->links);
+	t->links = NULL;
+	t->links_cap = 0;
 	memtrack_bpf__detach(t->skel);
 }
 
@@ -265,5 +394,6 @@ void bpf_track__close(struct bpf_track *t)
 		return;
 	bpf_track__detach(t);
 	memtrack_bpf__destroy(t->skel);
+	free(t->inspected);
 	free(t);
 }

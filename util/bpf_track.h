@@ -19,6 +19,12 @@ struct bpf_track_opts {
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts);
 /* attaches the allocator probes of the libc this process uses */
 int bpf_track__attach_libc(struct bpf_track *t, const char **path);
+/* probes the allocators of every executable mapping of pid not seen before */
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid);
+/* resumes pid, stopped by BPF until its new code was inspected */
+int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
+/* how many files have allocator probes */
+unsigned int bpf_track__attached_files(struct bpf_track *t);
 int bpf_track__track_pid(struct bpf_track *t, pid_t pid);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);

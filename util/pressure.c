@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bpf/memtrack.h"
 #include "pressure.h"
 
 #define GUARDIAN_SCANS		10
@@ -25,26 +27,75 @@ static int bpf_map_call(int cmd, int map_fd, const void *key, void *value_or_nex
 	return syscall(__NR_bpf, cmd, &attr, sizeof(attr)) ? -errno : 0;
 }
 
-int pressure__release(int map_fd, struct stopped_pid *out, int max)
+#define KEYS_PER_PASS 1024
+
+/* collects up to max keys of the map, from the first */
+static int collect_keys(int map_fd, uint32_t *keys, int max)
 {
-	uint32_t pid;
-	uint64_t stopped_at;
 	int n = 0, err;
 
-	/* deleting while iterating: always restart from the first key */
-	while (!(err = bpf_map_call(BPF_MAP_GET_NEXT_KEY, map_fd, NULL, &pid))) {
-		if (bpf_map_call(BPF_MAP_LOOKUP_ELEM, map_fd, &pid, &stopped_at))
-			stopped_at = 0;
-		if (bpf_map_call(BPF_MAP_DELETE_ELEM, map_fd, &pid, NULL))
-			continue;	/* someone else released it */
-		kill(pid, SIGCONT);
-		if (n < max) {
-			out[n].pid = pid;
-			out[n].stopped_at = stopped_at;
+	err = bpf_map_call(BPF_MAP_GET_NEXT_KEY, map_fd, NULL, &keys[0]);
+	while (!err && ++n < max)
+		err = bpf_map_call(BPF_MAP_GET_NEXT_KEY, map_fd, &keys[n - 1], &keys[n]);
+	return err && err != -ENOENT ? err : n;
+}
+
+/* deletes the entry, then resumes the process; false if already gone */
+static bool resume_key(int map_fd, uint32_t key, uint64_t *stopped_at)
+{
+	if (bpf_map_call(BPF_MAP_LOOKUP_ELEM, map_fd, &key, stopped_at))
+		*stopped_at = 0;
+	if (bpf_map_call(BPF_MAP_DELETE_ELEM, map_fd, &key, NULL))
+		return false;	/* someone else released it */
+	kill(key & ~MT_STOPPED_FOR_ATTACH, SIGCONT);
+	return true;
+}
+
+static int release(int map_fd, bool attach_stops_too, struct stopped_pid *out, int max)
+{
+	uint32_t keys[KEYS_PER_PASS];
+	int n = 0, found, i;
+	bool more;
+
+	do {
+		found = collect_keys(map_fd, keys, KEYS_PER_PASS);
+		if (found < 0)
+			return found;
+		more = false;
+		for (i = 0; i < found; i++) {
+			uint64_t stopped_at;
+
+			if ((keys[i] & MT_STOPPED_FOR_ATTACH) && !attach_stops_too)
+				continue;
+			if (!resume_key(map_fd, keys[i], &stopped_at))
+				continue;
+			more = found == KEYS_PER_PASS;
+			if (n < max) {
+				out[n].pid = keys[i];
+				out[n].stopped_at = stopped_at;
+			}
+			n++;
 		}
-		n++;
-	}
-	return err == -ENOENT ? n : err;
+	} while (more);
+	return n;
+}
+
+int pressure__release(int map_fd, struct stopped_pid *out, int max)
+{
+	return release(map_fd, false, out, max);
+}
+
+int pressure__release_all(int map_fd)
+{
+	return release(map_fd, true, NULL, 0);
+}
+
+int pressure__resume_attached(int map_fd, pid_t pid)
+{
+	uint64_t stopped_at;
+
+	return resume_key(map_fd, (uint32_t)pid | MT_STOPPED_FOR_ATTACH, &stopped_at) ?
+	       0 : -ENOENT;
 }
 
 static void guardian_main(int pipe_fd, int map_fd)
@@ -69,7 +120,7 @@ static void guardian_main(int pipe_fd, int map_fd)
 	}
 	/* probes still running while memtrack's links close may stop a few more */
 	for (i = 0; i < GUARDIAN_SCANS; i++) {
-		pressure__release(4, NULL, 0);
+		pressure__release_all(4);
 		usleep(GUARDIAN_SCAN_US);
 	}
 	_exit(0);

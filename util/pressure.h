@@ -11,12 +11,17 @@ struct stopped_pid {
 };
 
 /*
- * Resumes every process recorded in the pressure_stopped map: deletes its
+ * Resumes every process that back-pressure stopped, as recorded in the
+ * pressure_stopped map (those stopped for attaching are left): deletes its
  * entry, then sends SIGCONT (in that order, so a process that BPF stops
  * again meanwhile is recorded again, never left stopped).  The first max
  * are stored in out.  Returns how many were resumed, or -errno.
  */
 int pressure__release(int map_fd, struct stopped_pid *out, int max);
+/* the same for every entry, also the processes stopped for attaching */
+int pressure__release_all(int map_fd);
+/* resumes a process that was stopped until its new code was inspected */
+int pressure__resume_attached(int map_fd, pid_t pid);
 
 /*
  * Forks a guardian that resumes what the map records once memtrack is gone,

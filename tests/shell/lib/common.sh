@@ -78,3 +78,9 @@ count() {
 process_state() {
 	awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null
 }
+
+# count_sized <artifact> <type> <size>: events of a type with that exact size
+count_sized() {
+	"$MEMTRACK" report --dump "$1" |
+		jq -c --arg t "$2" --argjson s "$3" 'select(.type == $t and .size == $s)' | wc -l
+}

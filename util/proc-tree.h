@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_PROC_TREE_H
+#define MEMTRACK_PROC_TREE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "proc-table.h"
+
+/*
+ * The processes running now under some roots, read from /proc: the roots
+ * and all their descendants, each once.  Returns the count (*pids is
+ * malloc'ed), or -errno.
+ */
+int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t **pids);
+
+/* fills what /proc tells of pid (ppid, comm, exe) into p */
+int proc_tree__describe(pid_t pid, struct process *p);
+
+/* "1,2,3" -> pids; returns the count, or -1 on malformed input */
+int parse_pid_list(const char *arg, pid_t **pids);
+
+#endif
