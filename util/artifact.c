@@ -263,78 +263,94 @@ struct name {
 	int value;
 };
 
+#define NAME(s, v)	{ s, v }
+
 static const struct name type_names[] = {
-	{ "Malloc", MT_MALLOC },
-	{ "Calloc", MT_CALLOC },
-	{ "AlignedAlloc", MT_ALIGNED_ALLOC },
-	{ "Realloc", MT_REALLOC },
-	{ "Free", MT_FREE },
-	{ "Mmap", MT_MMAP },
-	{ "Munmap", MT_MUNMAP },
-	{ "Brk", MT_BRK },
-	{ "Meta", -ARTIFACT_META },
-	{ "Process", -ARTIFACT_PROCESS },
-	{ "Frame", -ARTIFACT_FRAME },
-	{ "Stack", -ARTIFACT_STACK },
+	NAME("Malloc", MT_MALLOC),
+	NAME("Calloc", MT_CALLOC),
+	NAME("AlignedAlloc", MT_ALIGNED_ALLOC),
+	NAME("Realloc", MT_REALLOC),
+	NAME("Free", MT_FREE),
+	NAME("Mmap", MT_MMAP),
+	NAME("Munmap", MT_MUNMAP),
+	NAME("Brk", MT_BRK),
+	NAME("Meta", -ARTIFACT_META),
+	NAME("Process", -ARTIFACT_PROCESS),
+	NAME("Frame", -ARTIFACT_FRAME),
+	NAME("Stack", -ARTIFACT_STACK),
 };
 
-static const struct name field_names[] = {
-	{ "pid", AF_PID },
-	{ "tid", AF_TID },
-	{ "timestamp", AF_TIMESTAMP },
-	{ "addr", AF_ADDR },
-	{ "size", AF_SIZE },
-	{ "old_addr", AF_OLD_ADDR },
-	{ "stack", AF_STACK },
-	{ "ppid", AF_PPID },
-	{ "comm", AF_COMM },
-	{ "exe", AF_EXE },
-	{ "start", AF_START },
-	{ "end", AF_END },
-	{ "exit", AF_EXIT },
-	{ "exit_code", AF_EXIT_CODE },
-	{ "format", AF_FORMAT },
-	{ "tool", AF_TOOL },
-	{ "version", AF_VERSION },
-	{ "command", AF_COMMAND },
-	{ "root_pid", AF_ROOT_PID },
-	{ "drops", AF_DROPS },
-	{ "id", AF_ID },
-	{ "ip", AF_IP },
-	{ "module", AF_MODULE },
-	{ "symbol", AF_SYMBOL },
-	{ "offset", AF_OFFSET },
-	{ "file", AF_FILE },
-	{ "line", AF_LINE },
-	{ "frames", AF_FRAMES },
-};
 
 #define FIELD_TYPE	(-1)
 #define FIELD_UNKNOWN	(-2)
 
-static int name_lookup(const struct name *names, size_t n,
-		       const unsigned char *s, uint32_t len, int missing)
-{
-	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (!strncmp(names[i].s, (const char *)s, len) && !names[i].s[len])
-			return names[i].value;
-	return missing;
-}
+#define IS(lit)	(!memcmp(s, lit, sizeof(lit) - 1))
 
+/* a key's field: a switch on the length, then fixed-size compares (hot) */
 static int field_lookup(const unsigned char *s, uint32_t len)
 {
-	if (len == 4 && !memcmp(s, "type", 4))
-		return FIELD_TYPE;
-	return name_lookup(field_names, sizeof(field_names) / sizeof(field_names[0]),
-			   s, len, FIELD_UNKNOWN);
+	switch (len) {
+	case 2:
+		return IS("id") ? AF_ID : IS("ip") ? AF_IP : FIELD_UNKNOWN;
+	case 3:
+		return IS("pid") ? AF_PID : IS("tid") ? AF_TID : IS("exe") ? AF_EXE :
+		       IS("end") ? AF_END : FIELD_UNKNOWN;
+	case 4:
+		return IS("type") ? FIELD_TYPE : IS("addr") ? AF_ADDR :
+		       IS("size") ? AF_SIZE : IS("ppid") ? AF_PPID :
+		       IS("comm") ? AF_COMM : IS("exit") ? AF_EXIT :
+		       IS("tool") ? AF_TOOL : IS("file") ? AF_FILE :
+		       IS("line") ? AF_LINE : FIELD_UNKNOWN;
+	case 5:
+		return IS("stack") ? AF_STACK : IS("start") ? AF_START :
+		       IS("drops") ? AF_DROPS : FIELD_UNKNOWN;
+	case 6:
+		return IS("module") ? AF_MODULE : IS("symbol") ? AF_SYMBOL :
+		       IS("offset") ? AF_OFFSET : IS("frames") ? AF_FRAMES :
+		       IS("format") ? AF_FORMAT : FIELD_UNKNOWN;
+	case 7:
+		return IS("version") ? AF_VERSION : IS("command") ? AF_COMMAND :
+		       FIELD_UNKNOWN;
+	case 8:
+		return IS("old_addr") ? AF_OLD_ADDR : IS("root_pid") ? AF_ROOT_PID :
+		       FIELD_UNKNOWN;
+	case 9:
+		return IS("timestamp") ? AF_TIMESTAMP : IS("exit_code") ? AF_EXIT_CODE :
+		       FIELD_UNKNOWN;
+	default:
+		return FIELD_UNKNOWN;
+	}
 }
+
+/* a type name: > 0 an event kind, < 0 minus a record type, 0 unknown */
+static int type_lookup(const unsigned char *s, uint32_t len)
+{
+	switch (len) {
+	case 3:
+		return IS("Brk") ? MT_BRK : 0;
+	case 4:
+		return IS("Free") ? MT_FREE : IS("Mmap") ? MT_MMAP :
+		       IS("Meta") ? -ARTIFACT_META : 0;
+	case 5:
+		return IS("Frame") ? -ARTIFACT_FRAME : IS("Stack") ? -ARTIFACT_STACK : 0;
+	case 6:
+		return IS("Malloc") ? MT_MALLOC : IS("Calloc") ? MT_CALLOC :
+		       IS("Munmap") ? MT_MUNMAP : 0;
+	case 7:
+		return IS("Realloc") ? MT_REALLOC : IS("Process") ? -ARTIFACT_PROCESS : 0;
+	case 12:
+		return IS("AlignedAlloc") ? MT_ALIGNED_ALLOC : 0;
+	default:
+		return 0;
+	}
+}
+
+#undef IS
 
 enum mt_kind artifact__kind_from_name(const char *name, uint32_t len)
 {
-	int v = name_lookup(type_names, sizeof(type_names) / sizeof(type_names[0]),
-			    (const unsigned char *)name, len, 0);
+	int v = type_lookup((const unsigned char *)name, len);
 
 	return v > 0 ? (enum mt_kind)v : 0;
 }
@@ -546,8 +562,7 @@ static int read_type(const struct mp_token *v, struct artifact_record *rec)
 
 	if (v->kind != MP_STR)
 		return 0;
-	type = name_lookup(type_names, sizeof(type_names) / sizeof(type_names[0]),
-			   v->ptr, v->len, 0);
+	type = type_lookup(v->ptr, v->len);
 	if (type > 0) {
 		rec->type = ARTIFACT_EVENT;
 		rec->kind = type;

@@ -362,8 +362,12 @@ static void pack_odd_records(msgpack_packer *pk, void *arg)
 	msgpack_pack_map(pk, 1);
 	pack_key(pk, "pid");
 	msgpack_pack_int32(pk, 5);
-	/* an event with a stack, unknown keys and a non-string key */
-	msgpack_pack_map(pk, 9);
+	/* an event with a stack, unknown keys, a non-string key and a key
+	 * with a NUL in it (the fuzzer's first find: read past "comm") */
+	msgpack_pack_map(pk, 10);
+	msgpack_pack_str(pk, 6);
+	msgpack_pack_str_body(pk, "comm\0x", 6);
+	pack_str(pk, "not the comm");
 	pack_key(pk, "unknown");
 	msgpack_pack_map(pk, 1);
 	msgpack_pack_int(pk, 1);
@@ -426,7 +430,8 @@ static void test_unknown_records(void)
 			seen++;
 			CHECK(r->kind == MT_MALLOC && r->pid == -3 && r->addr == 0x1000 &&
 			      r->size == 48 && r->stack == 12, "odd event fields");
-			CHECK(!(r->has & AR_HAS(AF_TID)) && (r->has & AR_HAS(AF_STACK)),
+			CHECK(!(r->has & AR_HAS(AF_TID)) && (r->has & AR_HAS(AF_STACK)) &&
+			      !(r->has & AR_HAS(AF_COMM)),
 			      "odd event presence %#x", r->has);
 		} else if (r->type == ARTIFACT_FRAME) {
 			seen++;
