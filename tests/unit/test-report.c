@@ -11,6 +11,7 @@
  */
 #include "util/artifact.h"
 #include "util/report-summary.h"
+#include "util/report-timeline.h"
 #include "test-artifact.h"
 
 #define SEC	1000000000ULL
@@ -280,6 +281,42 @@ static void test_many(void)
 	free(ev);
 }
 
+static void name_pid(int32_t pid, char *buf, size_t len, void *arg)
+{
+	(void)arg;
+	snprintf(buf, len, "proc \"%d\"", pid);
+}
+
+/* bins merge as time runs on, and a short peak survives them */
+static void test_timeline(void)
+{
+	struct report_timeline *tl = report_timeline__new(16);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK(tl != NULL, "timeline");
+	if (!tl)
+		return;
+	report_timeline__add(tl, REPORT_TIMELINE_TOTAL, 0, 5);
+	report_timeline__add(tl, 7, 1500, 123456);	/* a spike */
+	report_timeline__add(tl, 7, 1600, 1);
+	report_timeline__add(tl, REPORT_TIMELINE_TOTAL, 1600, 6);
+	report_timeline__add(tl, 7, SEC, 2);		/* far later: many merges */
+	report_timeline__add(tl, 8, SEC / 2, 9);
+	f = open_memstream(&text, &len);
+	CHECK(!report_timeline__write_gnuplot(tl, f, "out \"x\".png", 1, name_pid, NULL),
+	      "write script");
+	fclose(f);
+	CHECK(strstr(text, "set output \"out \\\"x\\\".png\"") != NULL, "quoted output");
+	CHECK(strstr(text, "\n0.000000000 123456\n") != NULL, "the spike survives: %s", text);
+	CHECK(strstr(text, "title \"proc \\\"7\\\"\"") != NULL, "process 7 plotted");
+	CHECK(strstr(text, "proc \\\"8\\\"") == NULL, "only the highest peak");
+	CHECK(strstr(text, "all processes") != NULL, "the total");
+	free(text);
+	report_timeline__delete(tl);
+}
+
 /* ---- artifacts for the shell tests -------------------------------------- */
 
 static int write_all_samples(const char *dir)
@@ -325,6 +362,7 @@ int main(int argc, char **argv)
 	test_filters();
 	test_overwritten();
 	test_many();
+	test_timeline();
 	test_tmpdir_remove();
 	return test_done("test-report");
 }
