@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time bins of memtrack stats: growing at both ends, spreading amounts,
+ * and doubling the width to stay under the cap.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "util/stats-timeline.h"
+
+static int failures;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: %s: failed: %s\n",		\
+			__FILE__, __LINE__, __func__, #cond);		\
+		failures++;						\
+	}								\
+} while (0)
+
+#define CHECK_NUM(got, want) do {					\
+	double _g = (got), _w = (want);					\
+	if (!(isnan(_g) && isnan(_w)) &&				\
+	    !(fabs(_g - _w) <= 1e-9 * fmax(1.0, fabs(_w)))) {		\
+		fprintf(stderr, "%s:%d: %s: %s is %.12g, expected %.12g\n", \
+			__FILE__, __LINE__, __func__, #got, _g, _w);	\
+		failures++;						\
+	}								\
+} while (0)
+
+static double sum(const struct stats_timeline *tl, const struct stats_series *s)
+{
+	double total = 0;
+	size_t i;
+
+	for (i = 0; i < tl->nr; i++)
+		total += s->v[i];
+	return total;
+}
+
+static void test_grow_both_ways(void)
+{
+	struct stats_timeline tl;
+	struct stats_series s, m;
+
+	stats_timeline__init(&tl, 10, 100);
+	CHECK(stats_timeline__add_series(&tl, &s, STATS_MERGE_SUM) == 0);
+	CHECK(stats_timeline__spread(&tl, &s, 55, 55, 3) == 0);
+	CHECK(tl.nr == 1 && tl.first == 5);
+	/* later, then earlier than anything seen */
+	CHECK(stats_timeline__spread(&tl, &s, 95, 95, 4) == 0);
+	CHECK(stats_timeline__spread(&tl, &s, 12, 12, 5) == 0);
+	CHECK(tl.first == 1 && tl.nr == 9);
+	CHECK_NUM(s.v[stats_timeline__bin(&tl, 55)], 3);
+	CHECK_NUM(s.v[stats_timeline__bin(&tl, 95)], 4);
+	CHECK_NUM(s.v[0], 5);
+	CHECK_NUM(s.v[3], 0);
+	CHECK(stats_timeline__bin_start(&tl, 0) == 10);
+
+	/* a series added late gets the bins there are, empty */
+	CHECK(stats_timeline__add_series(&tl, &m, STATS_MERGE_MAX) == 0);
+	CHECK(isnan(m.v[0]) && isnan(m.v[8]));
+	CHECK(stats_timeline__sample(&tl, &m, 40, 7) == 0);
+	CHECK(stats_timeline__sample(&tl, &m, 41, 2) == 0);
+	CHECK_NUM(m.v[stats_timeline__bin(&tl, 40)], 7);
+	stats_timeline__exit(&tl);
+}
+
+static void test_spread(void)
+{
+	struct stats_timeline tl;
+	struct stats_series s;
+
+	stats_timeline__init(&tl, 100, 100);
+	CHECK(stats_timeline__add_series(&tl, &s, STATS_MERGE_SUM) == 0);
+	/* 400 over [50, 450): 50 + 100 + 100 + 100 + 50 ns */
+	CHECK(stats_timeline__spread(&tl, &s, 50, 450, 400) == 0);
+	CHECK(tl.nr == 5);
+	CHECK_NUM(s.v[0], 50);
+	CHECK_NUM(s.v[1], 100);
+	CHECK_NUM(s.v[4], 50);
+	/* an interval ending on a bin edge does not touch the next bin */
+	CHECK(stats_timeline__spread(&tl, &s, 500, 600, 10) == 0);
+	CHECK(tl.nr == 6);
+	CHECK_NUM(s.v[5], 10);
+	CHECK_NUM(sum(&tl, &s), 410);
+	stats_timeline__exit(&tl);
+}
+
+static void test_coarsen(void)
+{
+	struct stats_timeline tl;
+	struct stats_series s, mx, last;
+	int i;
+
+	stats_timeline__init(&tl, 10, 8);
+	CHECK(stats_timeline__add_series(&tl, &s, STATS_MERGE_SUM) == 0);
+	CHECK(stats_timeline__add_series(&tl, &mx, STATS_MERGE_MAX) == 0);
+	CHECK(stats_timeline__add_series(&tl, &last, STATS_MERGE_LAST) == 0);
+	/* bins 1..8 at width 10; 8 bins fit */
+	for (i = 1; i <= 8; i++) {
+		CHECK(stats_timeline__spread(&tl, &s, i * 10, i * 10, i) == 0);
+		CHECK(stats_timeline__sample(&tl, &mx, i * 10, i % 3) == 0);
+		CHECK(stats_timeline__sample(&tl, &last, i * 10, i) == 0);
+	}
+	CHECK(tl.width == 10 && tl.nr == 8);
+	/* bin 9 does not fit: width 20, bins 0..4 */
+	CHECK(stats_timeline__spread(&tl, &s, 90, 90, 9) == 0);
+	CHECK(tl.width == 20);
+	CHECK(tl.first == 0 && tl.nr == 5);
+	CHECK_NUM(s.v[0], 1);		/* old bin 1 alone */
+	CHECK_NUM(s.v[1], 2 + 3);
+	CHECK_NUM(s.v[4], 8 + 9);
+	CHECK_NUM(mx.v[1], 2);		/* max(2 % 3, 3 % 3) */
+	CHECK_NUM(last.v[1], 3);
+	CHECK_NUM(last.v[4], 8);
+	CHECK_NUM(sum(&tl, &s), 45);
+
+	/* a far-away time: many doublings at once, nothing lost */
+	CHECK(stats_timeline__spread(&tl, &s, 1000000, 1000000, 100) == 0);
+	CHECK(tl.nr <= 8);
+	CHECK(tl.width >= 1000000 / 8);
+	CHECK_NUM(sum(&tl, &s), 145);
+	stats_timeline__exit(&tl);
+}
+
+static void test_huge_spread_is_bounded(void)
+{
+	struct stats_timeline tl;
+	struct stats_series s;
+
+	stats_timeline__init(&tl, STATS_BIN_NS, STATS_MAX_BINS);
+	CHECK(stats_timeline__add_series(&tl, &s, STATS_MERGE_SUM) == 0);
+	/* an hour-long interval, and an absurd one */
+	CHECK(stats_timeline__spread(&tl, &s, 0, 3600ULL * 1000000000, 36000) == 0);
+	CHECK(tl.nr <= STATS_MAX_BINS);
+	CHECK_NUM(sum(&tl, &s), 36000);
+	CHECK(stats_timeline__spread(&tl, &s, 1, 1ULL << 62, 1) == 0);
+	CHECK(tl.nr <= STATS_MAX_BINS);
+	CHECK_NUM(sum(&tl, &s), 36001);
+	stats_timeline__exit(&tl);
+}
+
+int main(void)
+{
+	test_grow_both_ways();
+	test_spread();
+	test_coarsen();
+	test_huge_spread_is_bounded();
+
+	if (failures) {
+		fprintf(stderr, "test-stats-timeline: %d checks failed\n", failures);
+		return 1;
+	}
+	printf("test-stats-timeline: ok\n");
+	return 0;
+}

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The figures memtrack stats derives from pipeline stats rows: per ring
+ * (written, write and drain rates, fill, busy, pressure), per pipeline
+ * stage, and the time bins behind the plots.  No I/O here.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats-derive.h"
+#include "usage.h"
+
+#define NS_PER_S	1e9
+#define NS_PER_MS	1e6
+
+const char *const stats_kind_names[STATS_KIND_MAX] = {
+	[STATS_KIND_RING_OPEN]	= "ring_open",
+	[STATS_KIND_RING]	= "ring",
+	[STATS_KIND_PRESSURE]	= "pressure",
+	[STATS_KIND_BACKLOG]	= "backlog",
+	[STATS_KIND_RESOLVE]	= "resolve",
+	[STATS_KIND_ENCODE]	= "encode",
+};
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+struct stats_file *stats_file__new(const char *path)
+{
+	struct stats_file *sf = calloc(1, sizeof(*sf));
+	struct stats_timeline *tl;
+
+	if (!sf)
+		return NULL;
+	sf->path = strdup(path);
+	if (!sf->path) {
+		free(sf);
+		return NULL;
+	}
+	tl = &sf->timeline;
+	stats_timeline__init(tl, STATS_BIN_NS, STATS_MAX_BINS);
+	/* no bins are allocated yet, so none of these can fail */
+	stats_timeline__add_series(tl, &sf->resolve_busy, STATS_MERGE_SUM);
+	stats_timeline__add_series(tl, &sf->encode_busy, STATS_MERGE_SUM);
+	stats_timeline__add_series(tl, &sf->encode_in, STATS_MERGE_SUM);
+	stats_timeline__add_series(tl, &sf->encode_out, STATS_MERGE_SUM);
+	stats_timeline__add_series(tl, &sf->in_flight, STATS_MERGE_MAX);
+	stats_timeline__add_series(tl, &sf->rss, STATS_MERGE_MAX);
+	return sf;
+}
+
+void stats_file__delete(struct stats_file *sf)
+{
+	size_t i;
+
+	if (!sf)
+		return;
+	stats_timeline__exit(&sf->timeline);
+	for (i = 0; i < sf->nr_rings; i++) {
+		free(sf->rings[i]->name);
+		free(sf->rings[i]);
+	}
+	free(sf->rings);
+	for (i = 0; i < sf->nr_pids; i++)
+		free(sf->pids[i].spans.v);
+	free(sf->pids);
+	free(sf->pid_slots);
+	free(sf->episode_spans.v);
+	free(sf->path);
+	free(sf);
+}
+
+static void note_time(struct stats_file *sf, uint64_t t)
+{
+	if (!sf->has_time) {
+		sf->first_t = sf->last_t = t;
+		sf->has_time = true;
+		return;
+	}
+	sf->first_t = min_u64(sf->first_t, t);
+	sf->last_t = max_u64(sf->last_t, t);
+}
+
+uint64_t stats_file__span_ns(const struct stats_file *sf)
+{
+	return sf->has_time ? sf->last_t - sf->first_t : 0;
+}
+
+struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
+					 const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sf->nr_rings; i++)
+		if (!strcmp(sf->rings[i]->name, name))
+			return sf->rings[i];
+	return NULL;
+}
+
+static int ring__add_series(struct stats_ring *r, struct stats_timeline *tl)
+{
+	if (stats_timeline__add_series(tl, &r->written, STATS_MERGE_SUM) ||
+	    stats_timeline__add_series(tl, &r->drained_bytes, STATS_MERGE_SUM) ||
+	    stats_timeline__add_series(tl, &r->busy, STATS_MERGE_SUM) ||
+	    stats_timeline__add_series(tl, &r->fill_peak, STATS_MERGE_MAX) ||
+	    stats_timeline__add_series(tl, &r->fill_last, STATS_MERGE_LAST) ||
+	    stats_timeline__add_series(tl, &r->consumed, STATS_MERGE_MAX))
+		return -ENOMEM;
+	return 0;
+}
+
+static struct stats_ring *get_ring(struct stats_file *sf, const char *name)
+{
+	struct stats_ring *r = stats_file__find_ring(sf, name), **rings;
+
+	if (r)
+		return r;
+
+	rings = realloc(sf->rings, (sf->nr_rings + 1) * sizeof(*rings));
+	if (!rings)
+		return NULL;
+	sf->rings = rings;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->name = strdup(name);
+	if (!r->name) {
+		free(r);
+		return NULL;
+	}
+	r->write_peak = NAN;
+	r->drain_peak = NAN;
+	/* freed with the file from here on, even if a series fails */
+	sf->rings[sf->nr_rings++] = r;
+	if (ring__add_series(r, &sf->timeline))
+		return NULL;
+	return r;
+}
+
+int stats_file__add_ring_open(struct stats_file *sf, const char *ring,
+			      uint64_t t, bool has_t, uint64_t size)
+{
+	struct stats_ring *r = get_ring(sf, ring);
+
+	if (!r)
+		return -ENOMEM;
+	r->size = size;
+	if (has_t)
+		note_time(sf, t);
+	sf->rows[STATS_KIND_RING_OPEN]++;
+	return 0;
+}
+
+static void drain_bin__flush(struct stats_ring *r)
+{
+	struct stats_drain_bin *bin = &r->drain_bin;
+
+	if (bin->used && bin->busy_ns > 0)
+		r->drain_peak = fmax(r->drain_peak, bin->bytes / bin->busy_ns);
+	bin->used = false;
+	bin->bytes = bin->busy_ns = 0;
+}
+
+static void drain_bin__add(struct stats_ring *r, uint64_t index, double bytes,
+			   double busy_ns)
+{
+	struct stats_drain_bin *bin = &r->drain_bin;
+
+	if (!bin->used || bin->index != index) {
+		drain_bin__flush(r);
+		bin->index = index;
+		bin->used = true;
+	}
+	bin->bytes += bytes;
+	bin->busy_ns += busy_ns;
+}
+
+/*
+ * Drain rate while busy, per 100 ms bin: the tick's bytes and busy time go
+ * to the bins it covers in proportion.  Rows of one ring come in time order
+ * (one poller writes them), so only the latest bin is still open.  Bins a
+ * tick covers whole have exactly the tick's rate.
+ */
+static void ring__account_drain(struct stats_ring *r, uint64_t t0, uint64_t t1,
+				uint64_t bytes)
+{
+	uint64_t first = t0 / STATS_BIN_NS, last;
+	double rate, piece;
+
+	if (t1 <= t0) {
+		drain_bin__add(r, first, bytes, 0);
+		return;
+	}
+	last = (t1 - 1) / STATS_BIN_NS;
+	rate = (double)bytes / (double)(t1 - t0);
+	if (first == last) {
+		drain_bin__add(r, first, bytes, t1 - t0);
+		return;
+	}
+	piece = (double)((first + 1) * STATS_BIN_NS - t0);
+	drain_bin__add(r, first, rate * piece, piece);
+	if (last > first + 1) {
+		drain_bin__flush(r);
+		r->drain_peak = fmax(r->drain_peak, rate);
+	}
+	piece = (double)(t1 - last * STATS_BIN_NS);
+	drain_bin__add(r, last, rate * piece, piece);
+}
+
+/* Write rate: Δprod1/Δt1 between successive rows, the first from its t0. */
+static int ring__account_write(struct stats_file *sf, struct stats_ring *r,
+			       const struct stats_ring_row *row)
+{
+	uint64_t start = r->rows ? r->last_t1 : row->t0;
+	uint64_t from = r->rows ? r->last_prod1 : row->prod0;
+	uint64_t bytes;
+
+	if (row->prod1 < from)		/* a row out of order: nothing new */
+		return 0;
+	bytes = row->prod1 - from;
+	if (row->t1 > start)
+		r->write_peak = fmax(r->write_peak,
+				     (double)bytes / (double)(row->t1 - start));
+	else
+		start = row->t1;
+	return stats_timeline__spread(&sf->timeline, &r->written, start,
+				      row->t1, bytes);
+}
+
+static int ring__add_bins(struct stats_file *sf, struct stats_ring *r,
+			  const struct stats_ring_row *row, uint64_t tick_fill)
+{
+	struct stats_timeline *tl = &sf->timeline;
+	uint64_t drained = row->cons1 - row->cons0;
+
+	if (stats_timeline__spread(tl, &r->drained_bytes, row->t0, row->t1, drained) ||
+	    stats_timeline__spread(tl, &r->busy, row->t0, row->t1, row->t1 - row->t0) ||
+	    stats_timeline__sample(tl, &r->fill_peak, row->t1, tick_fill) ||
+	    stats_timeline__sample(tl, &r->fill_last, row->t1, row->prod1 - row->cons1) ||
+	    stats_timeline__sample(tl, &r->consumed, row->t1, drained))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * The caller checks that t0 <= t1, prod0 <= prod1, cons0 <= cons1 and
+ * cons <= prod at both ends.
+ */
+int stats_file__add_ring(struct stats_file *sf, const struct stats_ring_row *row)
+{
+	struct stats_ring *r = get_ring(sf, row->ring);
+	uint64_t fill;
+
+	if (!r)
+		return -ENOMEM;
+	note_time(sf, row->t0);
+	note_time(sf, row->t1);
+
+	if (ring__account_write(sf, r, row))
+		return -ENOMEM;
+	ring__account_drain(r, row->t0, row->t1, row->cons1 - row->cons0);
+
+	fill = max_u64(row->prod0 - row->cons0, row->prod1 - row->cons1);
+	if (row->has_peak)
+		fill = max_u64(fill, row->peak);
+	r->fill_max = max_u64(r->fill_max, fill);
+	r->drained += row->cons1 - row->cons0;
+	r->busy_ns += row->t1 - row->t0;
+
+	if (!r->rows) {
+		r->first_t0 = row->t0;
+		r->first_prod0 = row->prod0;
+		r->last_t1 = row->t1;
+		r->last_prod1 = row->prod1;
+	} else {
+		r->first_t0 = min_u64(r->first_t0, row->t0);
+		r->first_prod0 = min_u64(r->first_prod0, row->prod0);
+		r->last_t1 = max_u64(r->last_t1, row->t1);
+		r->last_prod1 = max_u64(r->last_prod1, row->prod1);
+	}
+	r->rows++;
+	sf->rows[STATS_KIND_RING]++;
+	return ring__add_bins(sf, r, row, fill);
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct stats_span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void spans__compact(struct stats_spans *spans, uint64_t gap)
+{
+	size_t i, n = 0;
+
+	if (!spans->nr)
+		return;
+	qsort(spans->v, spans->nr, sizeof(*spans->v), span_cmp);
+	for (i = 1; i < spans->nr; i++) {
+		struct stats_span *last = &spans->v[n];
+
+		if (spans->v[i].start <= last->end + gap)
+			last->end = max_u64(last->end, spans->v[i].end);
+		else
+			spans->v[++n] = spans->v[i];
+	}
+	spans->nr = n + 1;
+}
+
+int stats_spans__add(struct stats_spans *spans, uint64_t start, uint64_t end,
+		     uint64_t gap, size_t max)
+{
+	if (spans->nr) {
+		struct stats_span *last = &spans->v[spans->nr - 1];
+
+		if (start <= last->end + gap && end + gap >= last->start) {
+			last->start = min_u64(last->start, start);
+			last->end = max_u64(last->end, end);
+			return 0;
+		}
+	}
+	if (spans->nr == spans->alloc) {
+		size_t alloc = spans->alloc ? spans->alloc * 2 : 16;
+		struct stats_span *v = realloc(spans->v, alloc * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		spans->v = v;
+		spans->alloc = alloc;
+	}
+	spans->v[spans->nr].start = start;
+	spans->v[spans->nr].end = end;
+	spans->nr++;
+
+	if (max && spans->nr > max) {
+		spans__compact(spans, gap);
+		while (spans->nr > max / 2 + 1) {
+			gap = gap ? gap * 2 : 1;
+			spans__compact(spans, gap);
+		}
+	}
+	return 0;
+}
+
+static unsigned int pid_hash(int pid)
+{
+	return (unsigned int)pid * 2654435761u;
+}
+
+static int pid_table__grow(struct stats_file *sf)
+{
+	size_t nr = sf->nr_pid_slots ? sf->nr_pid_slots * 2 : 64, i;
+	int *slots = calloc(nr, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < sf->nr_pids; i++) {
+		size_t h = pid_hash(sf->pids[i].pid) & (nr - 1);
+
+		while (slots[h])
+			h = (h + 1) & (nr - 1);
+		slots[h] = i + 1;
+	}
+	free(sf->pid_slots);
+	sf->pid_slots = slots;
+	sf->nr_pid_slots = nr;
+	return 0;
+}
+
+static struct stats_pid *get_pid(struct stats_file *sf, int pid)
+{
+	struct stats_pid *p;
+	size_t h;
+
+	if ((sf->nr_pids + 1) * 2 > sf->nr_pid_slots && pid_table__grow(sf))
+		return NULL;
+
+	h = pid_hash(pid) & (sf->nr_pid_slots - 1);
+	while (sf->pid_slots[h]) {
+		p = &sf->pids[sf->pid_slots[h] - 1];
+		if (p->pid == pid)
+			return p;
+		h = (h + 1) & (sf->nr_pid_slots - 1);
+	}
+
+	if (sf->nr_pids == sf->alloc_pids) {
+		size_t alloc = sf->alloc_pids ? sf->alloc_pids * 2 : 16;
+
+		p = realloc(sf->pids, alloc * sizeof(*p));
+		if (!p)
+			return NULL;
+		sf->pids = p;
+		sf->alloc_pids = alloc;
+	}
+	p = &sf->pids[sf->nr_pids];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	sf->pid_slots[h] = ++sf->nr_pids;
+	return p;
+}
+
+static int file__add_pause(struct stats_file *sf, struct stats_ring *r,
+			   const struct stats_pause *pause, uint64_t t)
+{
+	uint64_t stop = min_u64(pause->stopped_at, t), paused = t - stop;
+	struct stats_pid *p = get_pid(sf, pause->pid);
+
+	if (!p)
+		return -ENOMEM;
+	if (!p->pauses || stop < p->first_stop)
+		p->first_stop = stop;
+	p->pauses++;
+	p->paused_ns += paused;
+
+	sf->pauses++;
+	sf->paused_ns_sum += paused;
+	sf->paused_ns_max = max_u64(sf->paused_ns_max, paused);
+	if (r) {
+		r->pauses++;
+		r->paused_ns_sum += paused;
+		r->paused_ns_max = max_u64(r->paused_ns_max, paused);
+	}
+	return stats_spans__add(&p->spans, stop, t, sf->timeline.width,
+				2 * STATS_MAX_BINS);
+}
+
+/*
+ * One pressure row is one episode: from the first stop among its pids to
+ * the release at t.  Each pid was paused for t - stopped_at.
+ */
+int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
+			     const struct stats_pause *pauses, size_t nr)
+{
+	struct stats_ring *r = NULL;
+	uint64_t start = t;
+	size_t i;
+
+	if (ring) {
+		r = get_ring(sf, ring);
+		if (!r)
+			return -ENOMEM;
+		r->episodes++;
+	}
+	note_time(sf, t);
+	sf->episodes++;
+	sf->rows[STATS_KIND_PRESSURE]++;
+
+	for (i = 0; i < nr; i++) {
+		if (file__add_pause(sf, r, &pauses[i], t))
+			return -ENOMEM;
+		start = min_u64(start, pauses[i].stopped_at);
+	}
+	return stats_spans__add(&sf->episode_spans, start, t, sf->timeline.width,
+				2 * STATS_MAX_BINS);
+}
+
+int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
+			    uint64_t received, uint64_t rss)
+{
+	int64_t in_flight = (int64_t)(sent - received);
+
+	note_time(sf, t);
+	if (!sf->rows[STATS_KIND_BACKLOG] || in_flight > sf->in_flight_max)
+		sf->in_flight_max = in_flight;
+	sf->rss_max = max_u64(sf->rss_max, rss);
+	sf->rows[STATS_KIND_BACKLOG]++;
+
+	if (stats_timeline__sample(&sf->timeline, &sf->in_flight, t, in_flight) ||
+	    stats_timeline__sample(&sf->timeline, &sf->rss, t, rss))
+		return -ENOMEM;
+	return 0;
+}
+
+int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
+			    uint64_t n __maybe_unused)
+{
+	note_time(sf, t0);
+	note_time(sf, t1);
+	sf->resolve_busy_ns += t1 - t0;
+	sf->rows[STATS_KIND_RESOLVE]++;
+	return stats_timeline__spread(&sf->timeline, &sf->resolve_busy, t0, t1,
+				      t1 - t0);
+}
+
+/*
+ * An encoder window ends at t.  Its work (encoding and writing) is placed
+ * at the end of the window, after the wait for input; its bytes are spread
+ * over the whole window.
+ */
+int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row *row)
+{
+	struct stats_timeline *tl = &sf->timeline;
+	uint64_t busy = row->encode_ns + row->write_ns;
+	uint64_t window = busy + row->wait_ns;
+	uint64_t busy_start = row->t > busy ? row->t - busy : 0;
+	uint64_t window_start = row->t > window ? row->t - window : 0;
+
+	note_time(sf, row->t);
+	sf->encode_busy_ns += busy;
+	sf->encode_events += row->events;
+	sf->encoder_in += row->msgpack_bytes;
+	sf->encoder_out += row->zstd_bytes;
+	sf->rows[STATS_KIND_ENCODE]++;
+
+	if (stats_timeline__spread(tl, &sf->encode_busy, busy_start, row->t, busy) ||
+	    stats_timeline__spread(tl, &sf->encode_in, window_start, row->t,
+				   row->msgpack_bytes) ||
+	    stats_timeline__spread(tl, &sf->encode_out, window_start, row->t,
+				   row->zstd_bytes))
+		return -ENOMEM;
+	return 0;
+}
+
+static double percent_of_span(uint64_t ns, uint64_t span)
+{
+	return span ? 100.0 * (double)ns / (double)span : NAN;
+}
+
+static double drain_peak(const struct stats_ring *r)
+{
+	const struct stats_drain_bin *bin = &r->drain_bin;
+	double peak = r->drain_peak;
+
+	if (bin->used && bin->busy_ns > 0)
+		peak = fmax(peak, bin->bytes / bin->busy_ns);
+	return peak * NS_PER_S;
+}
+
+void stats_ring__summarize(const struct stats_file *sf,
+			   const struct stats_ring *r,
+			   struct stats_ring_summary *sum)
+{
+	uint64_t active = r->last_t1 - r->first_t0;
+
+	memset(sum, 0, sizeof(*sum));
+	sum->name = r->name;
+	sum->size = r->size;
+	sum->rows = r->rows;
+	sum->written = r->rows ? r->last_prod1 - r->first_prod0 : 0;
+	sum->write_avg = r->rows && active ?
+			 (double)sum->written * NS_PER_S / (double)active : NAN;
+	sum->write_peak = r->write_peak * NS_PER_S;
+	sum->drain_avg = r->busy_ns ?
+			 (double)r->drained * NS_PER_S / (double)r->busy_ns : NAN;
+	sum->drain_peak = drain_peak(r);
+	sum->fill_max_pct = r->size && r->rows ?
+			    100.0 * (double)r->fill_max / (double)r->size : NAN;
+	sum->busy_pct = percent_of_span(r->busy_ns, stats_file__span_ns(sf));
+	sum->episodes = r->episodes;
+	sum->paused_ms_sum = r->paused_ns_sum / NS_PER_MS;
+	sum->paused_ms_max = r->paused_ns_max / NS_PER_MS;
+}
+
+void stats_file__summarize(const struct stats_file *sf,
+			   struct stats_pipeline_summary *sum)
+{
+	uint64_t span = stats_file__span_ns(sf);
+
+	memset(sum, 0, sizeof(*sum));
+	sum->span_s = span / NS_PER_S;
+	sum->resolver_busy_pct = sf->rows[STATS_KIND_RESOLVE] ?
+				 percent_of_span(sf->resolve_busy_ns, span) : NAN;
+	sum->encoder_busy_pct = sf->rows[STATS_KIND_ENCODE] ?
+				percent_of_span(sf->encode_busy_ns, span) : NAN;
+	sum->encoder_in = sf->encoder_in;
+	sum->encoder_out = sf->encoder_out;
+	sum->encoder_ratio = sf->encoder_out ?
+			     (double)sf->encoder_in / (double)sf->encoder_out : NAN;
+	sum->has_backlog = sf->rows[STATS_KIND_BACKLOG] > 0;
+	sum->in_flight_max = sf->in_flight_max;
+	sum->rss_peak = sf->rss_max;
+	sum->episodes = sf->episodes;
+	sum->paused_ms_sum = sf->paused_ns_sum / NS_PER_MS;
+	sum->paused_ms_max = sf->paused_ns_max / NS_PER_MS;
+}

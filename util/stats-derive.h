@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_STATS_DERIVE_H
+#define MEMTRACK_STATS_DERIVE_H
+
+/*
+ * What memtrack stats derives from the pipeline stats rows of one file
+ * (DESIGN.md, "What stats derives").  Rows are added one at a time; the
+ * memory held is per ring, per paused pid and per time bin, never per row.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stats-timeline.h"
+
+enum stats_kind {
+	STATS_KIND_RING_OPEN,
+	STATS_KIND_RING,
+	STATS_KIND_PRESSURE,
+	STATS_KIND_BACKLOG,
+	STATS_KIND_RESOLVE,
+	STATS_KIND_ENCODE,
+	STATS_KIND_MAX,
+};
+
+extern const char *const stats_kind_names[STATS_KIND_MAX];
+
+struct stats_span {
+	uint64_t start, end;
+};
+
+/* intervals, neighbours closer than a gap merged into one */
+struct stats_spans {
+	struct stats_span *v;
+	size_t nr, alloc;
+};
+
+struct stats_pid {
+	int pid;
+	unsigned long pauses;
+	uint64_t paused_ns;
+	uint64_t first_stop;
+	struct stats_spans spans;	/* stopped_at .. release */
+};
+
+/* the drained bytes and busy time of one 100 ms bin of one ring */
+struct stats_drain_bin {
+	uint64_t index;			/* t / STATS_BIN_NS */
+	double bytes, busy_ns;
+	bool used;
+};
+
+struct stats_ring {
+	char *name;
+	uint64_t size;			/* from ring_open; 0 when unknown */
+
+	unsigned long rows;
+	uint64_t first_t0, last_t1;
+	uint64_t first_prod0, last_prod1;
+	double write_peak;		/* bytes per ns between successive rows */
+	uint64_t drained;		/* sum of cons1 - cons0 */
+	uint64_t busy_ns;		/* sum of t1 - t0 */
+	struct stats_drain_bin drain_bin;
+	double drain_peak;		/* bytes per busy ns, best 100 ms bin */
+	uint64_t fill_max;		/* bytes: prod - cons at t0, t1 and peak */
+
+	unsigned long episodes;
+	unsigned long pauses;
+	uint64_t paused_ns_sum, paused_ns_max;
+
+	/* per time bin, for the plots */
+	struct stats_series written;	/* bytes produced (spread over gaps) */
+	struct stats_series drained_bytes;
+	struct stats_series busy;	/* poller busy ns */
+	struct stats_series fill_peak;	/* largest fill of a tick, bytes */
+	struct stats_series fill_last;	/* fill at t1 of the latest tick */
+	struct stats_series consumed;	/* largest cons1 - cons0 of a tick */
+};
+
+struct stats_file {
+	char *path;
+
+	unsigned long lines;		/* not counting blank ones */
+	unsigned long rows[STATS_KIND_MAX];
+	unsigned long unknown;		/* rows of kinds we do not know */
+	unsigned long malformed;
+
+	bool has_time;
+	uint64_t first_t, last_t;	/* over every t, t0 and t1 */
+
+	struct stats_ring **rings;
+	size_t nr_rings;
+
+	uint64_t resolve_busy_ns;
+	uint64_t encode_busy_ns;	/* encode_ns + write_ns */
+	uint64_t encode_events;
+	uint64_t encoder_in, encoder_out;	/* msgpack and zstd bytes */
+	int64_t in_flight_max;		/* sent - received */
+	uint64_t rss_max;
+
+	unsigned long episodes;
+	unsigned long pauses;
+	uint64_t paused_ns_sum, paused_ns_max;
+	struct stats_spans episode_spans;
+
+	struct stats_pid *pids;
+	size_t nr_pids, alloc_pids;
+	int *pid_slots;			/* open addressing: index + 1, 0 empty */
+	size_t nr_pid_slots;
+
+	struct stats_timeline timeline;
+	struct stats_series resolve_busy;
+	struct stats_series encode_busy;
+	struct stats_series encode_in;
+	struct stats_series encode_out;
+	struct stats_series in_flight;
+	struct stats_series rss;
+};
+
+struct stats_ring_row {
+	const char *ring;
+	uint64_t t0, prod0, cons0;
+	uint64_t t1, prod1, cons1;
+	uint64_t peak;
+	bool has_peak;
+};
+
+struct stats_pause {
+	int pid;
+	uint64_t stopped_at;
+};
+
+struct stats_encode_row {
+	uint64_t t, events;
+	uint64_t wait_ns, encode_ns, write_ns;
+	uint64_t msgpack_bytes, zstd_bytes;
+};
+
+/* The figures of one ring.  NaN means "not known" (printed as "-"). */
+struct stats_ring_summary {
+	const char *name;
+	uint64_t size;
+	unsigned long rows;
+	uint64_t written;		/* bytes */
+	double write_avg, write_peak;	/* bytes per second */
+	double drain_avg, drain_peak;	/* bytes per second of poller busy time */
+	double fill_max_pct;
+	double busy_pct;
+	unsigned long episodes;
+	double paused_ms_sum, paused_ms_max;
+};
+
+struct stats_pipeline_summary {
+	double span_s;
+	double resolver_busy_pct;
+	double encoder_busy_pct;
+	uint64_t encoder_in, encoder_out;	/* bytes */
+	double encoder_ratio;			/* in / out */
+	int64_t in_flight_max;
+	bool has_backlog;
+	uint64_t rss_peak;
+	unsigned long episodes;
+	double paused_ms_sum, paused_ms_max;
+};
+
+struct stats_file *stats_file__new(const char *path);
+void stats_file__delete(struct stats_file *sf);
+
+/* Each returns 0 or -ENOMEM. */
+int stats_file__add_ring_open(struct stats_file *sf, const char *ring,
+			      uint64_t t, bool has_t, uint64_t size);
+int stats_file__add_ring(struct stats_file *sf, const struct stats_ring_row *row);
+int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
+			     const struct stats_pause *pauses, size_t nr);
+int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
+			    uint64_t received, uint64_t rss);
+int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
+			    uint64_t n);
+int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row *row);
+
+struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
+					 const char *name);
+uint64_t stats_file__span_ns(const struct stats_file *sf);
+
+void stats_ring__summarize(const struct stats_file *sf,
+			   const struct stats_ring *ring,
+			   struct stats_ring_summary *sum);
+void stats_file__summarize(const struct stats_file *sf,
+			   struct stats_pipeline_summary *sum);
+
+/* the pid's intervals, merged once they outnumber what a plot can show */
+int stats_spans__add(struct stats_spans *spans, uint64_t start, uint64_t end,
+		     uint64_t gap, size_t max);
+
+#endif
