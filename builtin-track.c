@@ -209,9 +209,10 @@ static void load_bpf(struct track_session *s)
 		    strerror(-err));
 	err = bpf_track__attach_libc(s->bpf, &s->libc_path);
 	if (err)
-		die("cannot attach the allocator probes to libc%s%s: %s",
+		die("cannot probe the allocator functions of libc%s%s: %s%s",
 		    s->libc_path ? " " : "", s->libc_path ? s->libc_path : "",
-		    strerror(-err));
+		    strerror(-err), err == -EINVAL ? " (another tool's uprobe there "
+		    "with a reference counter? see dmesg)" : "");
 }
 
 static void open_artifact(struct track_session *s)
@@ -505,15 +506,17 @@ static const char *human_bytes(uint64_t n, char *buf, size_t size)
 
 static void print_summary(struct track_session *s)
 {
+	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
 	char size[32];
 
 	if (opts.quiet)
 		return;
 	fprintf(stderr, "[ memtrack track: %lu events, %lu processes, '%s' (%s), "
-		"%lu drops, %lu pressure episodes ]\n",
+		"%lu drops, %lu pressure episodes%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, s->artifact_path,
 		human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
-		s->drops, s->events.episodes);
+		s->drops, s->events.episodes,
+		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "");
 }
 
 static int exit_status(const struct track_session *s, int err)

@@ -32,6 +32,7 @@ struct bpf_track {
 	struct mt_file_id *inspected;	/* files already looked at, attached or not */
 	size_t ninspected, inspected_cap;
 	unsigned int attached_files;
+	unsigned int probe_failures;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -238,28 +239,33 @@ static __u64 kernel_dev(unsigned int maj, unsigned int min)
 	return ((__u64)maj << 20) | min;
 }
 
+/* returns how many functions were probed, or -errno when probing failed */
 static int inspect_file(struct bpf_track *t, const struct mt_file_id *id,
 			const char *path, const char *name)
 {
-	int err, n;
+	int err;
 
 	if (is_inspected(t, id))
 		return 0;
 	err = mark_inspected(t, id);
 	if (err)
 		return err;
-	n = attach_binary(t, path, name);
-	if (n < 0)
-		warning("cannot probe the allocator functions of '%s': %s", name,
-			strerror(-n));
-	return 0;
+	return attach_binary(t, path, name);
+}
+
+static void probe_failed(struct bpf_track *t, const char *file, int err)
+{
+	t->probe_failures++;
+	warning("cannot probe the allocator functions of '%s': %s%s", file,
+		strerror(-err), err == -EINVAL ?
+		" (another tool's uprobe there with a reference counter? see dmesg)" : "");
 }
 
 int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
 {
 	char path[64], line[PATH_MAX + 128], file[PATH_MAX];
 	FILE *maps;
-	int err = 0;
+	int err = 0, n;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	maps = fopen(path, "re");
@@ -282,7 +288,11 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
 			continue;
 		/* the mapped file itself, wherever (and whatever) its path is now */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, start, end);
-		err = inspect_file(t, &id, path, file);
+		n = inspect_file(t, &id, path, file);
+		if (n == -ENOMEM)
+			err = n;
+		else if (n < 0)
+			probe_failed(t, file, n);
 	}
 	fclose(maps);
 	return err;
@@ -296,6 +306,11 @@ int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 unsigned int bpf_track__attached_files(struct bpf_track *t)
 {
 	return t->attached_files;
+}
+
+unsigned int bpf_track__probe_failures(struct bpf_track *t)
+{
+	return t->probe_failures;
 }
 
 static int find_libc(struct dl_phdr_info *info, size_t size __maybe_unused, void *data)
@@ -315,6 +330,7 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	const char *name = NULL;
 	struct mt_file_id id;
 	struct stat st;
+	int n;
 
 	dl_iterate_phdr(find_libc, &name);
 	if (!name || !realpath(name, resolved) || stat(resolved, &st))
@@ -322,7 +338,8 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	*path = resolved;
 	id.dev = kernel_dev(major(st.st_dev), minor(st.st_dev));
 	id.ino = st.st_ino;
-	return inspect_file(t, &id, resolved, resolved);
+	n = inspect_file(t, &id, resolved, resolved);
+	return n < 0 ? n : n == 0 ? -ENOENT : 0;
 }
 
 int bpf_track__track_pid(struct bpf_track *t, pid_t pid)

@@ -25,6 +25,8 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid);
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
 /* how many files have allocator probes */
 unsigned int bpf_track__attached_files(struct bpf_track *t);
+/* files whose allocator functions could not be probed (each was warned of) */
+unsigned int bpf_track__probe_failures(struct bpf_track *t);
 int bpf_track__track_pid(struct bpf_track *t, pid_t pid);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);

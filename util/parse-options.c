@@ -146,29 +146,38 @@ static int parse_long_opt(const char **argv, int left,
 	return error("unknown option `%.*s'", (int)len, name);
 }
 
+static const struct option *find_short(const struct option *options, char c)
+{
+	for (; options->type != OPTION_END; options++)
+		if (options->short_name == c)
+			return options;
+	return NULL;
+}
+
+/* -abc: switches without a value may be bundled; one taking a value ends it */
 static int parse_short_opt(const char **argv, int left,
 			   const struct option *options)
 {
-	char c = argv[0][1];
-	const char *rest = argv[0] + 2;
-	const struct option *opt;
-	char name[2] = { c, 0 };
+	const char *p = argv[0] + 1;
 
-	for (opt = options; opt->type != OPTION_END; opt++) {
-		if (opt->short_name != c)
-			continue;
+	for (; *p; p++) {
+		const struct option *opt = find_short(options, *p);
+		char name[2] = { *p, 0 };
+
+		if (!opt)
+			return error("unknown switch `%c'", *p);
 		if (!option_takes_arg(opt)) {
-			if (*rest)
-				return error("unknown switch `%c' in '%s'", *rest, argv[0]);
-			return get_value(opt, NULL, name) ? -1 : 1;
+			if (get_value(opt, NULL, name))
+				return -1;
+			continue;
 		}
-		if (*rest)
-			return get_value(opt, rest, name) ? -1 : 1;
+		if (p[1])
+			return get_value(opt, p + 1, name) ? -1 : 1;
 		if (left < 2)
-			return error("switch `%c' requires a value", c);
+			return error("switch `%c' requires a value", *p);
 		return get_value(opt, argv[1], name) ? -1 : 2;
 	}
-	return error("unknown switch `%c'", c);
+	return 1;
 }
 
 int parse_options(int argc, const char **argv, const struct option *options,
