@@ -12,7 +12,9 @@ trap cleanup EXIT TERM INT
 interrupt() {
 	local sig=$1 want=$2 mt rc=0
 	rm -rf "$tmp/out"
-	"$MEMTRACK" track -q -o "$tmp/out" -- "$WORKLOADS/malloc_free_then_sleep" >"$tmp/ready" &
+	# a script's background jobs ignore SIGINT, and the command would inherit that
+	env --default-signal=INT "$MEMTRACK" track -q -o "$tmp/out" -- \
+		"$WORKLOADS/malloc_free_then_sleep" >"$tmp/ready" &
 	mt=$!
 	wait_for 20 grep -q ready "$tmp/ready"
 	kill "-$sig" "$mt"
