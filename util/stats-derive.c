@@ -300,7 +300,7 @@ static int span_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void spans__compact(struct stats_spans *spans, uint64_t gap)
+void stats_spans__merge(struct stats_spans *spans, uint64_t gap)
 {
 	size_t i, n = 0;
 
@@ -344,10 +344,10 @@ int stats_spans__add(struct stats_spans *spans, uint64_t start, uint64_t end,
 	spans->nr++;
 
 	if (max && spans->nr > max) {
-		spans__compact(spans, gap);
+		stats_spans__merge(spans, gap);
 		while (spans->nr > max / 2 + 1) {
 			gap = gap ? gap * 2 : 1;
-			spans__compact(spans, gap);
+			stats_spans__merge(spans, gap);
 		}
 	}
 	return 0;

@@ -192,5 +192,7 @@ void stats_file__summarize(const struct stats_file *sf,
 /* the pid's intervals, merged once they outnumber what a plot can show */
 int stats_spans__add(struct stats_spans *spans, uint64_t start, uint64_t end,
 		     uint64_t gap, size_t max);
+/* sorts the intervals and merges those less than gap apart */
+void stats_spans__merge(struct stats_spans *spans, uint64_t gap);
 
 #endif

@@ -663,6 +663,24 @@ static void write_panels(struct plot *p, const struct lane *lanes, size_t nr_lan
 	}
 }
 
+/*
+ * Pauses and episodes were merged with the bin width of their time; merge
+ * them all alike for the picture, down to what a bar can show.
+ */
+static void merge_spans(struct plot *p)
+{
+	size_t f, i;
+
+	for (f = 0; f < p->nr; f++) {
+		struct stats_file *sf = p->files[f];
+		uint64_t gap = fmax(sf->timeline.width, p->min_bar * NS_PER_S);
+
+		stats_spans__merge(&sf->episode_spans, gap);
+		for (i = 0; i < sf->nr_pids; i++)
+			stats_spans__merge(&sf->pids[i].spans, gap);
+	}
+}
+
 static void write_blocks(struct plot *p)
 {
 	size_t f, r;
@@ -698,6 +716,7 @@ int stats_plot__write(FILE *out, struct stats_file *const *files, size_t nr,
 			goto out;
 	}
 	scan_files(&p);
+	merge_spans(&p);
 
 	write_header(&p);
 	write_blocks(&p);
