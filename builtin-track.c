@@ -316,6 +316,7 @@ static void start_pipeline(struct track_session *s)
 	s->events.interval_ms = opts.poll_ms;
 	s->events.pressure_fd = bpf_track__pressure_fd(s->bpf);
 	s->events.pressure_stops = bpf_track__pressure_stops(s->bpf);
+	s->events.watermark = opts.events_ring_size * opts.watermark_pct / 100;
 	s->events.stats = s->stats;
 	s->events.on_record = on_event_record;
 	s->events.on_tick = on_events_tick;

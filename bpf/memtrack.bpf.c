@@ -53,7 +53,7 @@ struct {
 /* tgid -> bpf_ktime_get_ns() when memtrack stopped it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, MT_MAX_STOPPED);
 	__type(key, __u32);
 	__type(value, __u64);
 } pressure_stopped SEC(".maps");

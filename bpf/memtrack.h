@@ -32,6 +32,7 @@ enum mt_kind {
  * bit, a tgid stopped until the code it just mapped is inspected.
  */
 #define MT_STOPPED_FOR_ATTACH	(1U << 31)
+#define MT_MAX_STOPPED		16384	/* entries of pressure_stopped */
 
 /* a file, as the kernel names it: (s_dev, i_ino) */
 struct mt_file_id {

@@ -68,11 +68,12 @@ static void emit_line(struct pstats *ps, const char *fmt, ...)
 	pthread_mutex_unlock(&ps->lock);
 }
 
-void pstats__ring_open(struct pstats *ps, const char *ring, uint64_t size)
+void pstats__ring_open(struct pstats *ps, const char *ring, uint64_t size,
+		       uint64_t watermark)
 {
 	if (ps)
-		emit_line(ps, "{\"k\":\"ring_open\",\"t\":%lu,\"ring\":\"%s\",\"size\":%lu}\n",
-			  now_ns(), ring, size);
+		emit_line(ps, "{\"k\":\"ring_open\",\"t\":%lu,\"ring\":\"%s\",\"size\":%lu,"
+			  "\"watermark\":%lu}\n", now_ns(), ring, size, watermark);
 }
 
 void pstats__ring_tick(struct pstats *ps, const struct ring_tick *k)
@@ -87,19 +88,23 @@ void pstats__ring_tick(struct pstats *ps, const struct ring_tick *k)
 void pstats__pressure(struct pstats *ps, const char *ring, uint64_t t,
 		      const struct stopped_pid *pids, int n)
 {
-	char buf[64 * 32];
+	char *list = NULL;
 	size_t len = 0;
+	FILE *f;
 	int i;
 
 	if (!ps)
 		return;
-	/* a row is one line: pids beyond what fits are still resumed, not listed */
-	for (i = 0; i < n && len + 64 < sizeof(buf); i++)
-		len += snprintf(buf + len, sizeof(buf) - len, "%s[%u,%lu]",
-				i ? "," : "", pids[i].pid, pids[i].stopped_at);
-	buf[len] = 0;
-	emit_line(ps, "{\"k\":\"pressure\",\"ring\":\"%s\",\"t\":%lu,\"pids\":[%s]}\n",
-		  ring, t, buf);
+	/* one row lists every released pid, however many */
+	f = open_memstream(&list, &len);
+	if (!f)
+		return;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s[%u,%lu]", i ? "," : "", pids[i].pid, pids[i].stopped_at);
+	if (fclose(f) == 0)
+		emit_line(ps, "{\"k\":\"pressure\",\"ring\":\"%s\",\"t\":%lu,\"pids\":[%s]}\n",
+			  ring, t, list);
+	free(list);
 }
 
 void pstats__backlog(struct pstats *ps, uint64_t sent, uint64_t received)

@@ -24,7 +24,9 @@ struct ring_tick {
 
 /* NULL with errno set when the file cannot be created */
 struct pstats *pstats__create(const char *path);
-void pstats__ring_open(struct pstats *ps, const char *ring, uint64_t size);
+/* watermark: bytes in the ring at which producers are stopped (our addition) */
+void pstats__ring_open(struct pstats *ps, const char *ring, uint64_t size,
+		       uint64_t watermark);
 void pstats__ring_tick(struct pstats *ps, const struct ring_tick *tick);
 void pstats__pressure(struct pstats *ps, const char *ring, uint64_t t,
 		      const struct stopped_pid *pids, int n);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -8,11 +9,9 @@
 #include "poller.h"
 #include "util.h"
 
-#define MAX_LISTED_PIDS 256
-
 static void release_stopped(struct poller *p)
 {
-	struct stopped_pid pids[MAX_LISTED_PIDS];
+	struct stopped_pid *pids = p->released;
 	int n;
 
 	uint64_t stops;
@@ -24,13 +23,13 @@ static void release_stopped(struct poller *p)
 	if (stops == p->stops_seen)
 		return;
 	p->stops_seen = stops;
-	n = pressure__release(p->pressure_fd, pids, MAX_LISTED_PIDS);
+	n = pressure__release(p->pressure_fd, pids, MAX_STOPPED_PIDS);
 	if (n <= 0)
 		return;
 	p->episodes++;
 	p->resumed += n;
 	pstats__pressure(p->stats, p->ring.name, now_ns(), pids,
-			 n < MAX_LISTED_PIDS ? n : MAX_LISTED_PIDS);
+			 n < MAX_STOPPED_PIDS ? n : MAX_STOPPED_PIDS);
 }
 
 static void tick(struct poller *p)
@@ -97,7 +96,12 @@ int poller__start(struct poller *p)
 		err = watch(p->epoll_fd, p->wake_fd, EPOLLIN);
 	if (err)
 		return err;
-	pstats__ring_open(p->stats, p->ring.name, p->ring.size);
+	if (p->pressure_fd >= 0) {
+		p->released = calloc(MAX_STOPPED_PIDS, sizeof(*p->released));
+		if (!p->released)
+			return -ENOMEM;
+	}
+	pstats__ring_open(p->stats, p->ring.name, p->ring.size, p->watermark);
 	return -pthread_create(&p->thread, NULL, poller_main, p);
 }
 
@@ -111,5 +115,7 @@ int poller__stop(struct poller *p)
 	pthread_join(p->thread, NULL);
 	close(p->epoll_fd);
 	close(p->wake_fd);
+	free(p->released);
+	p->released = NULL;
 	return p->error;
 }

@@ -6,8 +6,11 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "bpf/memtrack.h"
 #include "pipeline-stats.h"
 #include "ring.h"
+
+#define MAX_STOPPED_PIDS MT_MAX_STOPPED
 
 /*
  * One thread per ring.  Each tick drains the ring until it catches the
@@ -19,8 +22,10 @@ struct poller {
 	struct ring ring;
 	unsigned int interval_ms;
 	int pressure_fd;		/* -1: none */
+	uint64_t watermark;		/* bytes; for the stats file */
 	const volatile uint64_t *pressure_stops;	/* BPF's count of stops */
 	uint64_t stops_seen;
+	struct stopped_pid *released;	/* MAX_STOPPED_PIDS, for one release */
 	struct pstats *stats;
 	ring_record_fn *on_record;
 	void *ctx;
