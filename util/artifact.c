@@ -314,7 +314,7 @@ static int field_lookup(const unsigned char *s, uint32_t len)
 		       FIELD_UNKNOWN;
 	case 8:
 		return IS("old_addr") ? AF_OLD_ADDR : IS("root_pid") ? AF_ROOT_PID :
-		       FIELD_UNKNOWN;
+		       IS("attached") ? AF_ATTACHED : FIELD_UNKNOWN;
 	case 9:
 		return IS("timestamp") ? AF_TIMESTAMP : IS("exit_code") ? AF_EXIT_CODE :
 		       FIELD_UNKNOWN;
@@ -393,6 +393,14 @@ static bool token_i32(const struct mp_token *t, int32_t *v)
 	if ((t->kind == MP_UINT && t->u > INT32_MAX) || i < INT32_MIN)
 		return false;
 	*v = (int32_t)i;
+	return true;
+}
+
+static bool token_bool(const struct mp_token *t, bool *v)
+{
+	if (t->kind != MP_BOOL)
+		return false;
+	*v = t->u;
 	return true;
 }
 
@@ -520,6 +528,7 @@ static bool set_scalar(struct artifact *a, int field, const struct mp_token *v,
 	case AF_OFFSET: return token_u64(v, &rec->offset);
 	case AF_FORMAT: return token_u32(v, &rec->format);
 	case AF_LINE: return token_u32(v, &rec->line);
+	case AF_ATTACHED: return token_bool(v, &rec->attached);
 	case AF_COMM: return set_string(a, v, &rec->comm);
 	case AF_EXE: return set_string(a, v, &rec->exe);
 	case AF_TOOL: return set_string(a, v, &rec->tool);

@@ -63,6 +63,7 @@ enum artifact_field {
 	AF_FILE,
 	AF_LINE,
 	AF_FRAMES,
+	AF_ATTACHED,
 	AF_MAX,
 };
 
@@ -98,6 +99,7 @@ struct artifact_record {
 	const char *tool, *version, *command;
 	uint64_t drops_events;		/* drops: {"events": N} */
 	uint64_t drops_total;		/* the sum of every drop count */
+	bool attached;			/* Meta: the run attached to running processes */
 
 	/* Frame and Stack */
 	uint64_t id, ip, offset;
