@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memtrack report: reads an artifact (memtrack's or CodSpeed's) and prints
- * its heap figures, per event type and per process, as text or JSON; or
- * every record (--dump); or compares two artifacts (--diff).
+ * its heap figures, per event type, per process and per call site, as text
+ * or JSON; or every record (--dump); or folded stacks for flame graphs
+ * (--flamegraph); or compares two artifacts (--diff).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "builtin.h"
 #include "util/artifact.h"
 #include "util/parse-options.h"
+#include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
 #include "util/usage.h"
@@ -26,10 +29,19 @@
 #define TIMELINE_BINS		1000
 #define TIMELINE_PROCESSES	8
 #define PROGRESS_EVERY		65536	/* records between looks at the clock */
+#define DEFAULT_TOP		10
+#define DEFAULT_STACK_DEPTH	5
+
+#define NO_STACKS_HINT		"record with 'memtrack track --call-graph fp'"
 
 struct report_opts {
-	bool dump, json, diff, children, quiet;
+	bool dump, json, diff, children, quiet, flamegraph;
 	const char *pids, *time, *comm, *timeline;
+	const char *sort, *top_arg, *depth_arg, *weight;
+	int sort_key;			/* --sort, -1 when not given */
+	unsigned int top;		/* sites per section, 0: all */
+	unsigned int depth;		/* frames per site, 0: all */
+	bool weight_calls;		/* --weight count */
 	struct report_filter filter;
 	int32_t *pid_list;		/* --pid */
 	size_t nr_pid_list;
@@ -101,7 +113,7 @@ static int report_read_error(struct artifact *a, int err)
 
 /* ---- --dump ----------------------------------------------------------- */
 
-enum dump_kind { D_I32, D_U32, D_U64, D_STR, D_DROPS, D_FRAMES };
+enum dump_kind { D_I32, D_U32, D_U64, D_STR, D_BOOL, D_DROPS, D_FRAMES };
 
 struct dump_field {
 	enum artifact_field field;
@@ -133,6 +145,7 @@ static const struct dump_field dump_fields[] = {
 	DF(AF_EXIT, "exit", D_U64, exit),
 	DF(AF_DROPS, "drops", D_DROPS, drops_events),
 	DF(AF_EXIT_CODE, "exit_code", D_I32, exit_code),
+	DF(AF_ATTACHED, "attached", D_BOOL, attached),
 	DF(AF_ID, "id", D_U64, id),
 	DF(AF_IP, "ip", D_U64, ip),
 	DF(AF_MODULE, "module", D_STR, module),
@@ -170,6 +183,7 @@ static void dump_value(FILE *out, const struct artifact_record *r,
 	case D_U32: fprintf(out, "%" PRIu32, *(const uint32_t *)p); break;
 	case D_U64: fprintf(out, "%" PRIu64, *(const uint64_t *)p); break;
 	case D_STR: print_json_string(out, *(const char *const *)p); break;
+	case D_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
 	case D_DROPS:
 		fprintf(out, "{\"events\":%" PRIu64 "}", r->drops_events);
 		break;
@@ -479,10 +493,12 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		return -1;
 	if (report_summary__init(&l->s, &o->filter))
 		return error("out of memory");
-	if (o->timeline) {
+	if (o->timeline)
 		l->s.timeline = report_timeline__new(TIMELINE_BINS);
-		if (!l->s.timeline)
-			return error("out of memory");
+	l->s.sites = report_sites__new();
+	if ((o->timeline && !l->s.timeline) || !l->s.sites) {
+		report_summary__exit(&l->s);
+		return error("out of memory");
 	}
 	if (open_artifact(path, &a)) {
 		report_summary__exit(&l->s);
@@ -565,6 +581,11 @@ static void print_header(const struct report_summary *s, const char *path)
 		if (m->has & AR_HAS(AF_DROPS))
 			printf(", %" PRIu64 " events dropped", m->drops_total);
 		putchar('\n');
+		if (m->attached)
+			printf("# attached to running processes: allocations made before "
+			       "attaching are unknown; frees of their blocks are counted "
+			       "apart as unknown frees (%" PRIu64 ")\n",
+			       s->total.unknown_frees);
 	} else {
 		printf("# no Meta record: events only (CodSpeed), or a run that was killed\n");
 	}
@@ -709,7 +730,125 @@ static void print_processes(const struct report_summary *s)
 	free(procs);
 }
 
-static void print_summary(struct loaded *l, const char *path)
+/* ---- call sites ------------------------------------------------------------ */
+
+static const char *const site_titles[REPORT_SITE_KEYS] = {
+	[REPORT_SITE_BYTES] = "bytes allocated",
+	[REPORT_SITE_CALLS] = "calls",
+	[REPORT_SITE_PEAK] = "contribution to the peak",
+	[REPORT_SITE_LEAKED] = "bytes leaked (live at exit)",
+};
+
+/* `symbol+0xoff (module) file:line` */
+static void print_frame(const struct report_frame *f)
+{
+	const char *module = f->module ? strrchr(f->module, '/') : NULL;
+
+	module = module && module[1] ? module + 1 : f->module;
+	if (!f->known) {
+		printf("[unknown] (frame %" PRIu64 " has no Frame record)", f->id);
+		return;
+	}
+	if (f->symbol) {
+		printf("%s+0x%" PRIx64, f->symbol, f->offset);
+		if (module)
+			printf(" (%s)", module);
+	} else {
+		fputs(f->name, stdout);
+	}
+	if (f->file && f->line)
+		printf(" %s:%" PRIu32, f->file, f->line);
+	else if (f->file)
+		printf(" %s", f->file);
+}
+
+static void print_site_frames(const struct report_site *site, const char *indent)
+{
+	uint32_t i;
+
+	switch (site->kind) {
+	case REPORT_SITE_NO_STACK:
+		printf("%s[no call stack]\n", indent);
+		return;
+	case REPORT_SITE_UNRESOLVED:
+		printf("%s[stack %" PRIu64 " has no Stack record]\n", indent, site->stack);
+		return;
+	case REPORT_SITE_STACK:
+		break;
+	}
+	if (!site->nr_frames)
+		printf("%s[empty stack]\n", indent);
+	for (i = 0; i < site->nr_frames; i++) {
+		fputs(indent, stdout);
+		print_frame(site->frames[i]);
+		putchar('\n');
+	}
+}
+
+static void print_site_section(const struct report_summary *s,
+			       const struct report_site_list *list,
+			       enum report_site_key key, const struct report_opts *o,
+			       const struct report_site **top)
+{
+	size_t i, n, nonzero;
+
+	n = report_site_list__top(list, key, o->top, top, &nonzero);
+	printf("\nCall sites by %s", site_titles[key]);
+	if (key == REPORT_SITE_PEAK)
+		printf(" (%s at %.6f s)", HB(s->total.peak_bytes),
+		       seconds(report_summary__rel_ns(s, s->total.peak_ts)));
+	if (!nonzero) {
+		printf("\n  none\n");
+		return;
+	}
+	printf(", top %zu of %zu\n", n, nonzero);
+	printf("  %4s %11s %10s %11s %11s %8s\n", "#", "ALLOCATED", "CALLS", "AT PEAK",
+	       "LEAKED", "BLOCKS");
+	for (i = 0; i < n; i++) {
+		const struct report_site *site = top[i];
+
+		printf("  %4zu %11s %10" PRIu64 " %11s %11s %8" PRIu64 "\n", i + 1,
+		       HB(site->bytes), site->calls, HB(site->peak_bytes),
+		       HB(site->leaked_bytes), site->leaked_count);
+		print_site_frames(site, "         ");
+	}
+}
+
+/* the call sites of s by their frames, --stack-depth deep; 0 or -1 */
+static int resolve_sites(struct report_summary *s, const struct report_opts *o,
+			 enum report_site_match match, struct report_site_list *list)
+{
+	if (report_sites__resolve(s->sites, o->depth, match, list))
+		return error("out of memory");
+	return 0;
+}
+
+static int print_sites(struct loaded *l, const struct report_opts *o)
+{
+	struct report_site_list list;
+	const struct report_site **top;
+	unsigned int k;
+
+	if (!report_sites__has_stacks(l->s.sites)) {
+		printf("\nCall sites\n  no call stacks: %s\n", NO_STACKS_HINT);
+		return 0;
+	}
+	if (resolve_sites(&l->s, o, REPORT_MATCH_FRAME, &list))
+		return -1;
+	top = malloc((list.nr ? list.nr : 1) * sizeof(*top));
+	if (!top) {
+		report_site_list__exit(&list);
+		return error("out of memory");
+	}
+	for (k = 0; k < REPORT_SITE_KEYS; k++)
+		if (o->sort_key < 0 || o->sort_key == (int)k)
+			print_site_section(&l->s, &list, k, o, top);
+	free(top);
+	report_site_list__exit(&list);
+	return 0;
+}
+
+static int print_summary(struct loaded *l, const char *path, const struct report_opts *o)
 {
 	print_header(&l->s, path);
 	if (l->truncated)
@@ -718,6 +857,7 @@ static void print_summary(struct loaded *l, const char *path)
 	print_heap(&l->s);
 	print_histogram(&l->s);
 	print_processes(&l->s);
+	return print_sites(l, o);
 }
 
 /* ---- --json ------------------------------------------------------------ */
@@ -827,6 +967,7 @@ static cJSON *json_meta(const struct report_summary *s)
 	}
 	if (m->has & AR_HAS(AF_EXIT_CODE))
 		json_i64(o, "exit_code", m->exit_code);
+	cJSON_AddBoolToObject(o, "attached", m->attached);
 	return o;
 }
 
@@ -849,7 +990,112 @@ static cJSON *json_histogram(const struct report_summary *s)
 	return a;
 }
 
-static cJSON *json_summary(struct loaded *l, const char *path)
+static cJSON *json_frame(const struct report_frame *f)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	json_str_or_null(o, "symbol", f->symbol);
+	json_str_or_null(o, "module", f->module);
+	if (f->known)
+		json_u64(o, "offset", f->offset);
+	else
+		cJSON_AddNullToObject(o, "offset");
+	json_str_or_null(o, "file", f->file);
+	if (f->line)
+		json_u64(o, "line", f->line);
+	else
+		cJSON_AddNullToObject(o, "line");
+	return o;
+}
+
+static cJSON *json_site_frames(const struct report_site *site)
+{
+	cJSON *a = cJSON_CreateArray();
+	uint32_t i;
+
+	for (i = 0; i < site->nr_frames; i++)
+		cJSON_AddItemToArray(a, json_frame(site->frames[i]));
+	return a;
+}
+
+/* a site's figures, and its frames when asked */
+static cJSON *json_site(const struct report_site *site, bool frames)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (site->kind == REPORT_SITE_NO_STACK)
+		cJSON_AddNullToObject(o, "stack");
+	else
+		json_u64(o, "stack", site->stack);
+	json_u64(o, "bytes", site->bytes);
+	json_u64(o, "calls", site->calls);
+	json_u64(o, "peak_bytes", site->peak_bytes);
+	json_u64(o, "leaked_bytes", site->leaked_bytes);
+	json_u64(o, "leaked_count", site->leaked_count);
+	if (frames)
+		cJSON_AddItemToObject(o, "frames", json_site_frames(site));
+	return o;
+}
+
+static bool site_in(const struct report_site *const *v, size_t n,
+		    const struct report_site *site)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == site)
+			return true;
+	return false;
+}
+
+/*
+ * "sites": every site a text section would show (the top of each key, or
+ * of --sort's), ordered by --sort's key (bytes by default); null without
+ * call stacks
+ */
+static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *opts)
+{
+	enum report_site_key order = opts->sort_key < 0 ? REPORT_SITE_BYTES : opts->sort_key;
+	const struct report_site **top, **all;
+	struct report_site_list list;
+	size_t i, n, nr = 0, nonzero;
+	unsigned int k;
+	cJSON *a;
+
+	if (!report_sites__has_stacks(l->s.sites)) {
+		cJSON_AddNullToObject(o, "sites");
+		return 0;
+	}
+	if (resolve_sites(&l->s, opts, REPORT_MATCH_FRAME, &list))
+		return -1;
+	top = malloc((list.nr ? list.nr : 1) * sizeof(*top));
+	all = malloc((list.nr ? list.nr : 1) * sizeof(*all));
+	if (!top || !all) {
+		free(top);
+		free(all);
+		report_site_list__exit(&list);
+		return error("out of memory");
+	}
+	for (k = 0; k < REPORT_SITE_KEYS; k++) {
+		if (opts->sort_key >= 0 && opts->sort_key != (int)k)
+			continue;
+		n = report_site_list__top(&list, k, opts->top, top, &nonzero);
+		for (i = 0; i < n; i++)
+			if (!site_in(all, nr, top[i]))
+				all[nr++] = top[i];
+	}
+	report_site_ptrs__sort(all, nr, order);
+	a = cJSON_AddArrayToObject(o, "sites");
+	for (i = 0; i < nr; i++)
+		cJSON_AddItemToArray(a, json_site(all[i], true));
+	free(top);
+	free(all);
+	report_site_list__exit(&list);
+	return 0;
+}
+
+static cJSON *json_summary(struct loaded *l, const char *path,
+			   const struct report_opts *opts)
 {
 	struct report_summary *s = &l->s;
 	cJSON *o = cJSON_CreateObject(), *procs, *err;
@@ -878,12 +1124,20 @@ static cJSON *json_summary(struct loaded *l, const char *path)
 		cJSON_AddItemToArray(procs, json_process(s, sorted[i]));
 	free(sorted);
 	cJSON_AddItemToObject(o, "meta", json_meta(s));
+	if (json_add_sites(o, l, opts)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
 	return o;
 }
 
 static int print_json(cJSON *o)
 {
-	char *text = cJSON_Print(o);
+	char *text;
+
+	if (!o)
+		return -1;
+	text = cJSON_Print(o);
 
 	cJSON_Delete(o);
 	if (!text)
@@ -987,8 +1241,115 @@ static void print_diff(const struct loaded *base, const struct loaded *head,
 	}
 }
 
+/* the call sites that grew most from base to head */
+struct site_diff {
+	const char *no_stacks;		/* the artifact without call stacks, or NULL */
+	enum report_site_key key;
+	struct report_site_list base, head;
+	struct report_site_change *changes;
+	size_t nr;
+};
+
+static int site_diff__init(struct site_diff *d, struct loaded *base, struct loaded *head,
+			   const char *bpath, const char *hpath,
+			   const struct report_opts *o)
+{
+	memset(d, 0, sizeof(*d));
+	d->key = o->sort_key < 0 ? REPORT_SITE_BYTES : o->sort_key;
+	if (!report_sites__has_stacks(base->s.sites))
+		d->no_stacks = bpath;
+	else if (!report_sites__has_stacks(head->s.sites))
+		d->no_stacks = hpath;
+	if (d->no_stacks)
+		return 0;
+	if (resolve_sites(&base->s, o, REPORT_MATCH_NAME, &d->base) ||
+	    resolve_sites(&head->s, o, REPORT_MATCH_NAME, &d->head) ||
+	    report_site_list__diff(&d->base, &d->head, o->depth, d->key,
+				   &d->changes, &d->nr)) {
+		report_site_list__exit(&d->base);
+		report_site_list__exit(&d->head);
+		return error("out of memory");
+	}
+	return 0;
+}
+
+static void site_diff__exit(struct site_diff *d)
+{
+	report_site_list__exit(&d->base);
+	report_site_list__exit(&d->head);
+	free(d->changes);
+}
+
+static const char *site_value_str(enum report_site_key key, uint64_t v, char *buf,
+				  size_t len)
+{
+	if (key == REPORT_SITE_CALLS)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		human_bytes(v, buf, len);
+	return buf;
+}
+
+static void print_site_diff(const struct site_diff *d, const struct report_opts *o)
+{
+	size_t i, n = o->top && o->top < d->nr ? o->top : d->nr;
+
+	printf("\nCall sites that grew most, by %s", site_titles[d->key]);
+	if (d->no_stacks) {
+		printf("\n  no call stacks in '%s': %s\n", d->no_stacks, NO_STACKS_HINT);
+		return;
+	}
+	if (!d->nr) {
+		printf("\n  none grew\n");
+		return;
+	}
+	printf(", top %zu of %zu\n", n, d->nr);
+	printf("  %4s %11s %11s %12s %9s\n", "#", "BASE", "HEAD", "CHANGE", "%");
+	for (i = 0; i < n; i++) {
+		const struct report_site_change *c = &d->changes[i];
+		uint64_t bv = c->base ? report_site__value(c->base, d->key) : 0;
+		uint64_t hv = report_site__value(c->head, d->key);
+		char bs[32], hs[32], gs[32], cs[32] = "new";
+		double pct;
+
+		site_value_str(d->key, bv, bs, sizeof(bs));
+		site_value_str(d->key, hv, hs, sizeof(hs));
+		site_value_str(d->key, c->growth, gs + 1, sizeof(gs) - 1);
+		gs[0] = '+';
+		if (change_pct(bv, hv, &pct))
+			snprintf(cs, sizeof(cs), "%+.1f%%", pct);
+		printf("  %4zu %11s %11s %12s %9s\n", i + 1, bs, hs, gs, cs);
+		print_site_frames(c->head, "         ");
+	}
+}
+
+static cJSON *json_site_diff(const struct site_diff *d, const struct report_opts *o)
+{
+	size_t i, n = o->top && o->top < d->nr ? o->top : d->nr;
+	cJSON *a;
+
+	if (d->no_stacks)
+		return cJSON_CreateNull();
+	a = cJSON_CreateArray();
+	for (i = 0; i < n; i++) {
+		const struct report_site_change *c = &d->changes[i];
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddItemToObject(e, "frames", json_site_frames(c->head));
+		if (c->base)
+			cJSON_AddItemToObject(e, "base", json_site(c->base, false));
+		else
+			cJSON_AddNullToObject(e, "base");
+		cJSON_AddItemToObject(e, "head", json_site(c->head, false));
+		json_i64(e, "growth", c->growth);
+		cJSON_AddItemToArray(a, e);
+	}
+	return a;
+}
+
 static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
-			const char *bpath, const char *hpath)
+			const char *bpath, const char *hpath,
+			const struct site_diff *sd, const struct report_opts *opts)
 {
 	cJSON *o = cJSON_CreateObject(), *b, *h, *c;
 	size_t i;
@@ -1012,12 +1373,15 @@ static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
 		else
 			cJSON_AddNullToObject(c, r->key);
 	}
+	cJSON_AddStringToObject(o, "sites_key", report_site_key__name(sd->key));
+	cJSON_AddItemToObject(o, "sites", json_site_diff(sd, opts));
 	return o;
 }
 
 static int cmd_diff(const char *bpath, const char *hpath, struct report_opts *o)
 {
 	struct loaded base, head;
+	struct site_diff sd;
 	int ret = 0;
 
 	if (load_summary(bpath, o, &base))
@@ -1026,14 +1390,45 @@ static int cmd_diff(const char *bpath, const char *hpath, struct report_opts *o)
 		report_summary__exit(&base.s);
 		return 1;
 	}
-	if (o->json)
-		ret = print_json(json_diff(&base, &head, bpath, hpath));
-	else
+	ret = site_diff__init(&sd, &base, &head, bpath, hpath, o);
+	if (!ret && o->json) {
+		ret = print_json(json_diff(&base, &head, bpath, hpath, &sd, o));
+	} else if (!ret) {
 		print_diff(&base, &head, bpath, hpath);
+		print_site_diff(&sd, o);
+	}
+	if (!ret)
+		site_diff__exit(&sd);
 	if (base.truncated || head.truncated)
 		ret = -1;
 	report_summary__exit(&base.s);
 	report_summary__exit(&head.s);
+	return ret ? 1 : 0;
+}
+
+/* ---- --flamegraph ----------------------------------------------------------- */
+
+static int cmd_flamegraph(const char *path, struct report_opts *o)
+{
+	struct report_folded *f = NULL;
+	struct loaded l;
+	size_t i, n = 0;
+	int ret = 0;
+
+	if (load_summary(path, o, &l))
+		return 1;
+	if (!report_sites__has_stacks(l.s.sites)) {
+		ret = error("no call stacks in '%s': %s", path, NO_STACKS_HINT);
+	} else if (report_sites__folded(l.s.sites, o->depth, o->weight_calls, &f, &n)) {
+		ret = error("out of memory");
+	} else {
+		for (i = 0; i < n; i++)
+			printf("%s %" PRIu64 "\n", f[i].line, f[i].weight);
+		report_folded__free(f, n);
+	}
+	if (l.truncated)
+		ret = -1;
+	report_summary__exit(&l.s);
 	return ret ? 1 : 0;
 }
 
@@ -1047,9 +1442,9 @@ static int cmd_summary(const char *path, struct report_opts *o)
 	if (load_summary(path, o, &l))
 		return 1;
 	if (o->json)
-		ret = print_json(json_summary(&l, path));
+		ret = print_json(json_summary(&l, path, o));
 	else
-		print_summary(&l, path);
+		ret = print_summary(&l, path, o);
 	if (!ret && o->timeline)
 		ret = plot_timeline(&l.s, o->timeline);
 	if (l.truncated)
@@ -1061,10 +1456,18 @@ static int cmd_summary(const char *path, struct report_opts *o)
 /* errors in the combination of options, after parsing */
 static const char *check_options(const struct report_opts *o, int argc)
 {
-	if (o->dump && (o->json || o->diff || o->timeline))
-		return "--dump cannot be used with --json, --diff or --timeline";
+	if (o->dump && (o->json || o->diff || o->timeline || o->flamegraph))
+		return "--dump cannot be used with --json, --diff, --timeline or --flamegraph";
 	if (o->dump && (o->pids || o->comm || o->time))
 		return "--dump prints every record; --pid, --comm and --time do not apply";
+	if (o->dump && (o->sort || o->top_arg || o->depth_arg))
+		return "--dump prints every record; --sort, --top and --stack-depth do not apply";
+	if (o->flamegraph && (o->json || o->diff || o->timeline))
+		return "--flamegraph cannot be used with --json, --diff or --timeline";
+	if (o->flamegraph && (o->sort || o->top_arg))
+		return "--flamegraph writes every stack; --sort and --top do not apply";
+	if (o->weight && !o->flamegraph)
+		return "--weight needs --flamegraph";
 	if (o->diff && (o->pids || o->children || o->timeline))
 		return "--diff cannot be used with --pid, --children or --timeline";
 	if (o->children && !o->pids && !o->comm)
@@ -1077,11 +1480,50 @@ static const char *check_options(const struct report_opts *o, int argc)
 	return NULL;
 }
 
+/* a count for --top or --stack-depth */
+static int parse_count(const char *opt, const char *arg, unsigned int *v)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || n > INT_MAX)
+		return error("%s expects a number (0 for all), not '%s'", opt, arg);
+	*v = n;
+	return 0;
+}
+
+/* --sort, --top, --stack-depth and --weight */
+static int parse_site_options(struct report_opts *o)
+{
+	o->top = DEFAULT_TOP;
+	/* a flame graph has whole stacks unless asked otherwise */
+	o->depth = o->flamegraph ? 0 : DEFAULT_STACK_DEPTH;
+	if (o->sort) {
+		o->sort_key = report_site_key__parse(o->sort);
+		if (o->sort_key < 0)
+			return error("--sort expects bytes, calls, peak or leaked, not '%s'",
+				     o->sort);
+	}
+	if (o->top_arg && parse_count("--top", o->top_arg, &o->top))
+		return -1;
+	if (o->depth_arg && parse_count("--stack-depth", o->depth_arg, &o->depth))
+		return -1;
+	if (o->weight) {
+		if (strcmp(o->weight, "bytes") && strcmp(o->weight, "count"))
+			return error("--weight expects bytes or count, not '%s'", o->weight);
+		o->weight_calls = !strcmp(o->weight, "count");
+	}
+	return 0;
+}
+
 int cmd_report(int argc, const char **argv)
 {
-	struct report_opts o = { 0 };
+	struct report_opts o = { .sort_key = -1 };
 	const char *const usage[] = {
 		"memtrack report [<options>] <artifact>",
+		"memtrack report --flamegraph [--weight=<bytes|count>] <artifact>",
 		"memtrack report --diff <base> <head>",
 		NULL
 	};
@@ -1089,6 +1531,15 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOLEAN(0, "json", &o.json, "print the figures as one JSON document"),
 		OPT_BOOLEAN(0, "dump", &o.dump, "print every record, one JSON object per line"),
 		OPT_BOOLEAN(0, "diff", &o.diff, "compare two artifacts: <base> <head>"),
+		OPT_BOOLEAN(0, "flamegraph", &o.flamegraph,
+			    "print folded stacks for flame graphs"),
+		OPT_STRING(0, "weight", &o.weight, "bytes|count",
+			   "--flamegraph: weigh stacks by bytes allocated (default) or calls"),
+		OPT_STRING(0, "sort", &o.sort, "bytes|calls|peak|leaked",
+			   "one table of call sites, by this key (default: all four)"),
+		OPT_STRING(0, "top", &o.top_arg, "n", "call sites per table (default 10, 0: all)"),
+		OPT_STRING(0, "stack-depth", &o.depth_arg, "n",
+			   "frames per call site, deeper ones merged (default 5, 0: all)"),
 		OPT_STRING('p', "pid", &o.pids, "pid[,pid...]", "only these processes"),
 		OPT_BOOLEAN(0, "children", &o.children,
 			    "with --pid or --comm: their descendants too"),
@@ -1114,11 +1565,15 @@ int cmd_report(int argc, const char **argv)
 		usage_with_options(usage, options);
 	if (o.pids && parse_pid_list(o.pids, &o.pid_list, &o.nr_pid_list))
 		usage_with_options(usage, options);
+	if (parse_site_options(&o))
+		usage_with_options(usage, options);
 
 	if (o.dump)
 		ret = cmd_dump(argv[0], &o);
 	else if (o.diff)
 		ret = cmd_diff(argv[0], argv[1], &o);
+	else if (o.flamegraph)
+		ret = cmd_flamegraph(argv[0], &o);
 	else
 		ret = cmd_summary(argv[0], &o);
 	free(o.selected);

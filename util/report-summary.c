@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report-map.h"
+#include "report-sites.h"
 #include "report-summary.h"
 #include "report-timeline.h"
 
@@ -18,7 +20,8 @@ struct live_entry {
 	uint64_t addr;			/* 0: an empty slot */
 	uint64_t size;
 	int32_t pid;
-	uint32_t counted;		/* allocated inside the time filter */
+	uint32_t counted:1;		/* allocated inside the time filter */
+	uint32_t site:31;		/* its call site (report_sites), 0: none */
 };
 
 struct report_live_table {
@@ -114,99 +117,11 @@ static void live_table__remove(struct report_live_table *t, struct live_entry *e
 	t->used--;
 }
 
-/* ---- u64 -> u64 maps: processes and threads ----------------------------- */
-
-struct u64map_entry {
-	uint64_t key, val;
-	bool used;
-};
-
-struct report_u64map {
-	struct u64map_entry *slots;
-	unsigned int bits;
-	size_t used;
-};
-
-static struct report_u64map *u64map__new(void)
-{
-	struct report_u64map *m = calloc(1, sizeof(*m));
-
-	if (!m)
-		return NULL;
-	m->bits = 6;
-	m->slots = calloc((size_t)1 << m->bits, sizeof(*m->slots));
-	if (!m->slots) {
-		free(m);
-		return NULL;
-	}
-	return m;
-}
-
-static void u64map__delete(struct report_u64map *m)
-{
-	if (m)
-		free(m->slots);
-	free(m);
-}
-
-static struct u64map_entry *u64map__slot(struct report_u64map *m, uint64_t key)
-{
-	size_t mask = ((size_t)1 << m->bits) - 1, i = (key * GOLDEN) >> (64 - m->bits);
-
-	while (m->slots[i].used && m->slots[i].key != key)
-		i = (i + 1) & mask;
-	return &m->slots[i];
-}
-
-static int u64map__grow(struct report_u64map *m)
-{
-	struct report_u64map old = *m;
-	size_t i;
-
-	m->slots = calloc((size_t)2 << m->bits, sizeof(*m->slots));
-	if (!m->slots) {
-		*m = old;
-		return -ENOMEM;
-	}
-	m->bits++;
-	for (i = 0; i < (size_t)1 << old.bits; i++)
-		if (old.slots[i].used)
-			*u64map__slot(m, old.slots[i].key) = old.slots[i];
-	free(old.slots);
-	return 0;
-}
-
-/* the value of key, added as 0 when absent; NULL when out of memory */
-static uint64_t *u64map__get(struct report_u64map *m, uint64_t key)
-{
-	struct u64map_entry *e = u64map__slot(m, key);
-
-	if (e->used)
-		return &e->val;
-	if ((m->used + 1) * 2 > (size_t)1 << m->bits) {
-		if (u64map__grow(m))
-			return NULL;
-		e = u64map__slot(m, key);
-	}
-	e->used = true;
-	e->key = key;
-	e->val = 0;
-	m->used++;
-	return &e->val;
-}
-
-static const uint64_t *u64map__find(struct report_u64map *m, uint64_t key)
-{
-	struct u64map_entry *e = u64map__slot(m, key);
-
-	return e->used ? &e->val : NULL;
-}
-
 /* ---- processes ------------------------------------------------------------ */
 
 static struct report_process *find_process(struct report_summary *s, int32_t pid)
 {
-	const uint64_t *idx = u64map__find(s->proc_index, (uint32_t)pid);
+	const uint64_t *idx = report_u64map__find(s->proc_index, (uint32_t)pid);
 
 	return idx ? &s->procs[*idx] : NULL;
 }
@@ -232,7 +147,7 @@ static struct report_process *get_process(struct report_summary *s, int32_t pid)
 		s->procs = procs;
 		s->procs_cap = cap;
 	}
-	idx = u64map__get(s->proc_index, (uint32_t)pid);
+	idx = report_u64map__get(s->proc_index, (uint32_t)pid);
 	if (!idx)
 		return NULL;
 	*idx = s->nr_procs;
@@ -276,6 +191,7 @@ static void take_meta_record(struct report_summary *s, const struct artifact_rec
 	m->end = rec->end;
 	m->drops_events = rec->drops_events;
 	m->drops_total = rec->drops_total;
+	m->attached = rec->attached;
 }
 
 /* ---- heap events -------------------------------------------------------- */
@@ -303,12 +219,14 @@ struct event_ctx {
 	bool counted;			/* inside the time filter */
 };
 
-static void heap_check_peak(struct report_heap *h, uint64_t ts)
+/* true when this is a new peak */
+static bool heap_check_peak(struct report_heap *h, uint64_t ts)
 {
-	if (h->live_bytes > h->peak_bytes) {
-		h->peak_bytes = h->live_bytes;
-		h->peak_ts = ts;
-	}
+	if (h->live_bytes <= h->peak_bytes)
+		return false;
+	h->peak_bytes = h->live_bytes;
+	h->peak_ts = ts;
+	return true;
 }
 
 static void timeline_note(struct event_ctx *c)
@@ -330,7 +248,7 @@ static uint64_t thread_key(const struct artifact_record *rec)
 /* remembers the block this thread allocated last, 0 for none */
 static void set_last_alloc(struct event_ctx *c, uint64_t addr)
 {
-	uint64_t *last = u64map__get(c->s->last_alloc, thread_key(c->rec));
+	uint64_t *last = report_u64map__get(c->s->last_alloc, thread_key(c->rec));
 
 	if (last)
 		*last = addr;
@@ -338,7 +256,7 @@ static void set_last_alloc(struct event_ctx *c, uint64_t addr)
 
 static uint64_t get_last_alloc(struct event_ctx *c)
 {
-	const uint64_t *last = u64map__find(c->s->last_alloc, thread_key(c->rec));
+	const uint64_t *last = report_u64map__find(c->s->last_alloc, thread_key(c->rec));
 
 	return last ? *last : 0;
 }
@@ -354,20 +272,35 @@ static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 	struct live_entry n = { .addr = addr, .size = size, .pid = c->rec->pid,
 				.counted = c->counted };
 	struct report_heap *heaps[] = { &c->s->total, &c->p->heap };
+	struct report_sites *sites = c->s->sites;
 	struct live_entry *old = live_table__find(c->s->live, n.pid, addr);
+	uint32_t site = 0;
 	unsigned int i;
+	int err;
 
+	if (sites) {
+		err = report_sites__site(sites, c->rec, &site);
+		if (err)
+			return err;
+	}
 	if (old) {
 		/* its free was never seen: let the new block take its place */
 		for (i = 0; i < 2; i++) {
 			heap_sub_live(heaps[i], old->size);
 			heaps[i]->overwritten++;
 		}
+		if (sites)
+			report_sites__free(sites, old->site, old->size, c->s->records);
 		old->size = size;
 		old->counted = c->counted;
-	} else if (live_table__add(c->s->live, &n)) {
-		return -ENOMEM;
+		old->site = site;
+	} else {
+		n.site = site;
+		if (live_table__add(c->s->live, &n))
+			return -ENOMEM;
 	}
+	if (sites)
+		report_sites__alloc(sites, site, size, c->counted, c->s->records);
 	for (i = 0; i < 2; i++) {
 		struct report_heap *h = heaps[i];
 
@@ -410,8 +343,11 @@ static void on_free(struct event_ctx *c, uint64_t addr, bool is_free)
 			h->temporary_bytes += e->size;
 		}
 	}
-	if (e)
-		live_table__remove(c->s->live, e);
+	if (!e)
+		return;
+	if (c->s->sites)
+		report_sites__free(c->s->sites, e->site, e->size, c->s->records);
+	live_table__remove(c->s->live, e);
 }
 
 static int on_realloc(struct event_ctx *c)
@@ -526,7 +462,8 @@ static int add_event(struct report_summary *s, const struct artifact_record *rec
 		return 0;
 	}
 	if (c.counted) {
-		heap_check_peak(&s->total, rec->timestamp);
+		if (heap_check_peak(&s->total, rec->timestamp) && s->sites)
+			report_sites__peak(s->sites, s->records);
 		heap_check_peak(&c.p->heap, rec->timestamp);
 	}
 	timeline_note(&c);
@@ -538,6 +475,8 @@ int report_summary__add(struct report_summary *s, const struct artifact_record *
 	struct report_process *p;
 
 	s->records++;
+	if (s->sites && report_sites__record(s->sites, rec))
+		return -ENOMEM;
 	switch (rec->type) {
 	case ARTIFACT_EVENT:
 		if (rec->kind > 0 && rec->kind < MT_KIND_MAX)
@@ -572,6 +511,8 @@ void report_summary__finish(struct report_summary *s)
 			continue;
 		s->total.leaked_count++;
 		s->total.leaked_bytes += e->size;
+		if (s->sites)
+			report_sites__leak(s->sites, e->site, e->size);
 		p = find_process(s, e->pid);
 		if (p) {
 			p->heap.leaked_count++;
@@ -586,8 +527,8 @@ int report_summary__init(struct report_summary *s, const struct report_filter *f
 	if (f)
 		s->filter = *f;
 	s->live = calloc(1, sizeof(*s->live));
-	s->proc_index = u64map__new();
-	s->last_alloc = u64map__new();
+	s->proc_index = report_u64map__new();
+	s->last_alloc = report_u64map__new();
 	if (!s->live || !s->proc_index || !s->last_alloc ||
 	    live_table__init(s->live, TABLE_MIN_BITS)) {
 		report_summary__exit(s);
@@ -611,8 +552,9 @@ void report_summary__exit(struct report_summary *s)
 	if (s->live)
 		free(s->live->slots);
 	free(s->live);
-	u64map__delete(s->proc_index);
-	u64map__delete(s->last_alloc);
+	report_u64map__delete(s->proc_index);
+	report_u64map__delete(s->last_alloc);
 	report_timeline__delete(s->timeline);
+	report_sites__delete(s->sites);
 	memset(s, 0, sizeof(*s));
 }

@@ -18,6 +18,9 @@
  * is a failed realloc and changes nothing.  A free of an address that is
  * not live is an "unknown free".  Mmap, Munmap and Brk are kept apart.
  * Peak = the largest sum of live heap bytes, with the time it was reached.
+ *
+ * timeline and sites are optional: set them after report_summary__init()
+ * to have them fed; report_summary__exit() deletes them.
  */
 
 #define REPORT_HIST_BUCKETS	65	/* 0, then [2^(i-1), 2^i) for i = 1..64 */
@@ -68,11 +71,13 @@ struct report_meta {
 	char *tool, *version, *command;
 	int32_t root_pid, exit_code;
 	uint64_t start, end, drops_events, drops_total;
+	bool attached;			/* the run attached to running processes */
 };
 
 struct report_live_table;
 struct report_u64map;
 struct report_timeline;
+struct report_sites;
 
 struct report_summary {
 	struct report_filter filter;
@@ -92,6 +97,7 @@ struct report_summary {
 	struct report_u64map *last_alloc;	/* (pid, tid) -> last block allocated */
 	struct report_live_table *live;
 	struct report_timeline *timeline;	/* NULL unless asked for */
+	struct report_sites *sites;		/* call sites; NULL unless asked for */
 };
 
 /* 0 or -ENOMEM */

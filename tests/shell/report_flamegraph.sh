@@ -1,0 +1,87 @@
+#!/bin/bash
+# report --flamegraph: folded stacks by bytes and by count, --stack-depth, no stacks, truncated, usage
+set -e
+. "$(dirname "$0")/lib/common.sh"
+
+GEN=$TOP/${OUTPUT:-.output}/tests/unit/test-report-sites
+[ -x "$GEN" ] || skip "$GEN not built: run 'make unit'"
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+"$GEN" --write "$tmp"
+
+status() {
+	local rc=0
+	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	echo $rc
+}
+
+test_bytes() {
+	expect_eq "exits 0" 0 "$(status "$MEMTRACK" report --flamegraph "$tmp/stacks.msgpack")"
+	cat >"$tmp/want" <<'WANT'
+[no stack] 5
+__libc_start_main;main;make_buffer 864
+__libc_start_main;main;make_list 200
+__libc_start_main;main;parse:config;libweird.so+0x1234 1050
+main;[unknown] 10
+WANT
+	if cmp -s "$tmp/want" "$tmp/out"; then pass "folded by bytes"; else fail "folded by bytes" "$(diff "$tmp/want" "$tmp/out")"; fi
+	expect_eq "nothing on stderr" "" "$(cat "$tmp/err")"
+	expect_eq "weights add up to the bytes allocated" \
+		"$("$MEMTRACK" report --json "$tmp/stacks.msgpack" | jq .bytes_allocated)" \
+		"$(awk '{ s += $NF } END { print s }' "$tmp/out")"
+	expect_eq "every line is 'frames weight'" 5 "$(grep -Ec '^[^ ].* [0-9]+$' "$tmp/out")"
+}
+
+test_count() {
+	"$MEMTRACK" report --flamegraph --weight count "$tmp/stacks.msgpack" >"$tmp/out"
+	expect_eq "folded by count" "1 4 1 2 1" "$(awk '{ print $NF }' "$tmp/out" | paste -sd' ')"
+	"$MEMTRACK" report --flamegraph --weight bytes "$tmp/stacks.msgpack" >"$tmp/out"
+	expect_eq "--weight bytes" "5 864 200 1050 10" "$(awk '{ print $NF }' "$tmp/out" | paste -sd' ')"
+}
+
+test_depth() {
+	"$MEMTRACK" report --flamegraph --stack-depth 1 "$tmp/stacks.msgpack" >"$tmp/out"
+	expect_eq "--stack-depth 1: the allocators' callers" \
+		"[no stack] 5|[unknown] 10|libweird.so+0x1234 1050|make_buffer 864|make_list 200" \
+		"$(paste -sd'|' "$tmp/out")"
+}
+
+test_filters() {
+	expect_eq "--pid of nobody" 0 "$(status "$MEMTRACK" report --flamegraph --pid 99 "$tmp/stacks.msgpack")"
+	expect_eq "--pid of nobody: no lines" 0 "$(wc -l <"$tmp/out")"
+}
+
+test_no_stacks() {
+	expect_eq "no stacks exits 1" 1 "$(status "$MEMTRACK" report --flamegraph "$tmp/nostacks.msgpack")"
+	expect_eq "no stacks message" "error: no call stacks in '$tmp/nostacks.msgpack': record with 'memtrack track --call-graph fp'" \
+		"$(cat "$tmp/err")"
+	expect_eq "no stacks: nothing on stdout" 0 "$(wc -c <"$tmp/out")"
+}
+
+test_truncated() {
+	expect_eq "truncated exits 1" 1 "$(status "$MEMTRACK" report --flamegraph "$tmp/stacks-truncated.msgpack")"
+	expect_eq "stacks without their records" "[no stack] 5|[unknown stack] 2124" "$(paste -sd'|' "$tmp/out")"
+	if grep -q "is truncated after 13 records" "$tmp/err"; then
+		pass "truncated message"; else fail "truncated message" "$(cat "$tmp/err")"; fi
+}
+
+test_usage() {
+	local a=$tmp/stacks.msgpack
+	expect_eq "--weight alone" 129 "$(status "$MEMTRACK" report --weight count "$a")"
+	expect_eq "bad --weight" 129 "$(status "$MEMTRACK" report --flamegraph --weight size "$a")"
+	expect_eq "--flamegraph --json" 129 "$(status "$MEMTRACK" report --flamegraph --json "$a")"
+	expect_eq "--flamegraph --diff" 129 "$(status "$MEMTRACK" report --flamegraph --diff "$a" "$a")"
+	expect_eq "--flamegraph --top" 129 "$(status "$MEMTRACK" report --flamegraph --top 3 "$a")"
+	expect_eq "--flamegraph --dump" 129 "$(status "$MEMTRACK" report --flamegraph --dump "$a")"
+}
+
+test_bytes
+test_count
+test_depth
+test_filters
+test_no_stacks
+test_truncated
+test_usage
+finish
