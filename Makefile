@@ -72,12 +72,15 @@ WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 .SECONDARY:
 .PHONY: all test demo deps bench doc check clean help workloads unit
 
-all: memtrack workloads
+# with O=<dir>, the binary goes there too
+MEMTRACK := $(if $(O),$(OUTPUT)/memtrack,memtrack)
+
+all: $(MEMTRACK) workloads
 
 help:
 	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
-memtrack: $(CMD_OBJS) $(UTIL_OBJS)
+$(MEMTRACK): $(CMD_OBJS) $(UTIL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 

@@ -599,7 +599,8 @@ int cmd_track(int argc, const char **argv)
 	struct track_session s = { .artifact_fd = -1, .guardian_fd = -1 };
 	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char **cmd_argv;
-	int err;
+	uint32_t prog_ids[16];
+	int err, nprogs;
 
 	argc = parse_options(argc, argv, options, track_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
@@ -649,7 +650,8 @@ int cmd_track(int argc, const char **argv)
 	load_bpf(&s);
 	proc_table__init(&s.procs);
 
-	err = pressure__start_guardian(bpf_track__pressure_fd(s.bpf));
+	nprogs = bpf_track__prog_ids(s.bpf, prog_ids, ARRAY_SIZE(prog_ids));
+	err = pressure__start_guardian(bpf_track__pressure_fd(s.bpf), prog_ids, nprogs);
 	if (err < 0)
 		die("cannot start the guardian process: %s", strerror(-err));
 	s.guardian_fd = err;

@@ -363,6 +363,21 @@ int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
 	}
 }
 
+int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (n < max && !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			ids[n++] = info.id;
+	}
+	return n;
+}
+
 int bpf_track__pressure_fd(struct bpf_track *t)
 {
 	return bpf_map__fd(t->skel->maps.pressure_stopped);

@@ -30,6 +30,8 @@ unsigned int bpf_track__probe_failures(struct bpf_track *t);
 int bpf_track__track_pid(struct bpf_track *t, pid_t pid);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);
+/* the ids of the loaded programs, for the guardian; returns how many */
+int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring);

@@ -13,8 +13,8 @@
 #include "bpf/memtrack.h"
 #include "pressure.h"
 
-#define GUARDIAN_SCANS		10
-#define GUARDIAN_SCAN_US	20000
+#define GUARDIAN_SCAN_US	10000
+#define GUARDIAN_MAX_SCANS	6000	/* a minute: programs are freed long before */
 
 static int bpf_map_call(int cmd, int map_fd, const void *key, void *value_or_next)
 {
@@ -98,13 +98,37 @@ int pressure__resume_attached(int map_fd, pid_t pid)
 	       0 : -ENOENT;
 }
 
-static void guardian_main(int pipe_fd, int map_fd)
+static bool program_alive(uint32_t id)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_id = id;
+	fd = syscall(__NR_bpf, BPF_PROG_GET_FD_BY_ID, &attr, sizeof(attr));
+	if (fd < 0)
+		return errno != ENOENT;
+	close(fd);
+	return true;
+}
+
+static bool any_program_alive(const uint32_t *ids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (program_alive(ids[i]))
+			return true;
+	return false;
+}
+
+static void guardian_main(int pipe_fd, int map_fd, const uint32_t *prog_ids, int nprogs)
 {
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
+	int i;
 	char c;
-	size_t i;
 
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
 		signal(sigs[i], SIG_IGN);
 	prctl(PR_SET_NAME, "memtrack-guard");
 	/* keep nothing of memtrack's open: above all not its BPF links */
@@ -118,15 +142,20 @@ static void guardian_main(int pipe_fd, int map_fd)
 		if (n == 0 || (n < 0 && errno != EINTR))
 			break;
 	}
-	/* probes still running while memtrack's links close may stop a few more */
-	for (i = 0; i < GUARDIAN_SCANS; i++) {
+	/*
+	 * memtrack is gone, but its programs may still run (and stop
+	 * processes) until the kernel has released its links: keep resuming
+	 * until they are freed, then once more.
+	 */
+	for (i = 0; i < GUARDIAN_MAX_SCANS && any_program_alive(prog_ids, nprogs); i++) {
 		pressure__release_all(4);
 		usleep(GUARDIAN_SCAN_US);
 	}
+	pressure__release_all(4);
 	_exit(0);
 }
 
-int pressure__start_guardian(int map_fd)
+int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs)
 {
 	int fds[2], high_pipe, high_map;
 	pid_t pid;
@@ -147,7 +176,7 @@ int pressure__start_guardian(int map_fd)
 		high_map = fcntl(map_fd, F_DUPFD, 1000);
 		if (high_pipe < 0 || high_map < 0)
 			_exit(1);
-		guardian_main(high_pipe, high_map);
+		guardian_main(high_pipe, high_map, prog_ids, nprogs);
 	}
 	close(fds[0]);
 	return fds[1];

@@ -26,8 +26,9 @@ int pressure__resume_attached(int map_fd, pid_t pid);
 /*
  * Forks a guardian that resumes what the map records once memtrack is gone,
  * however it ends (even SIGKILL): it waits for EOF on a pipe whose write end
- * memtrack keeps.  Returns the write end, or -errno.
+ * memtrack keeps, then resumes until the programs that stop processes
+ * (prog_ids) are freed.  Returns the write end, or -errno.
  */
-int pressure__start_guardian(int map_fd);
+int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs);
 
 #endif

@@ -9,15 +9,25 @@ tmp=$(mktemp -d)
 mt=
 cleanup() {
 	[ -n "$mt" ] && kill -CONT "$mt" 2>/dev/null && kill -9 "$mt" 2>/dev/null
-	pkill -CONT -f "$WORKLOADS/" 2>/dev/null || true
+	pkill -CONT -f "^$WORKLOADS/" 2>/dev/null || true
 	rm -rf "$tmp"
 	trap - EXIT TERM INT
 }
 trap cleanup EXIT TERM INT
 
+# the workload's processes (memtrack's own command line names them too)
+workers() {
+	pgrep -f "^$WORKLOADS/alloc_storm_procs 4 30000"
+}
+
+have_workers() { [ -n "$(workers)" ]; }
+some_stopped() { [ "$(stopped_workers)" -gt 0 ]; }
+self_stop_pid() { pgrep -f "^$WORKLOADS/self_stop"; }
+is_stopped() { [ "$(process_state "$1")" = T ]; }
+
 stopped_workers() {
 	local n=0 p
-	for p in $(pgrep -f "alloc_storm_procs 4 30000"); do
+	for p in $(workers); do
 		[ "$(process_state "$p")" = T ] && n=$((n + 1))
 	done
 	echo $n
@@ -28,9 +38,9 @@ test_sigkill_resumes() {
 	"$MEMTRACK" track -q -o "$tmp" --ring-size events=16K \
 		"$WORKLOADS/alloc_storm_procs 4 30000; echo \$? > $tmp/done" &
 	mt=$!
-	wait_for 20 test -n "$(pgrep -f 'alloc_storm_procs 4 30000')"
+	wait_for 20 have_workers
 	kill -STOP "$mt"
-	if ! wait_for 20 test "$(stopped_workers)" -gt 0; then
+	if ! wait_for 20 some_stopped; then
 		fail "sigkill: workers stopped by back-pressure" "none stopped"
 		return
 	fi
@@ -51,9 +61,9 @@ test_self_stop_not_resumed() {
 	local pid
 	"$MEMTRACK" track -q -o "$tmp/self" -- "$WORKLOADS/self_stop" &
 	mt=$!
-	wait_for 20 test -n "$(pgrep -f "$WORKLOADS/self_stop")"
-	pid=$(pgrep -f "$WORKLOADS/self_stop")
-	wait_for 20 test "$(process_state "$pid")" = T
+	wait_for 20 self_stop_pid >/dev/null
+	pid=$(self_stop_pid)
+	wait_for 20 is_stopped "$pid"
 	sleep 1
 	expect_eq "self-stop: still stopped a second later" T "$(process_state "$pid")"
 	kill -CONT "$pid"

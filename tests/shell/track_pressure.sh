@@ -9,8 +9,9 @@ cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
 
 test_pressure_no_loss() {
-	art=$(track_workload "$tmp" --stats "$tmp/s.jsonl" --ring-size events=64K \
-		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 50000)
+	"$MEMTRACK" track -o "$tmp" --stats "$tmp/s.jsonl" --ring-size events=64K \
+		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 50000 2>"$tmp/track.err"
+	art=$(ls "$tmp"/*.msgpack)
 	report_json "$art" "$tmp/r.json"
 	expect_eq "pressure: 800000 Malloc" 800000 "$(count "$tmp/r.json" Malloc)"
 	expect_eq "pressure: 800000 Free" 800000 "$(count "$tmp/r.json" Free)"
