@@ -8,9 +8,14 @@ tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
 
+# run <program> [<args>...], or run "<shell command>"
 run() {
 	rm -f "$tmp"/*.msgpack
-	art=$(track_workload "$tmp" -- "$@")
+	if [ $# -eq 1 ] && [[ "$1" == *" "* ]]; then
+		art=$(track_workload "$tmp" "$1")
+	else
+		art=$(track_workload "$tmp" -- "$@")
+	fi
 	report_json "$art" "$tmp/r.json"
 	root=$(jq -r .meta.root_pid "$tmp/r.json")
 	child=$(jq -r --argjson r "$root" '[.processes[] | select(.pid != $r)][0].pid' "$tmp/r.json")
@@ -39,17 +44,18 @@ test_fork_exec() {
 test_shell_pipeline() {
 	# through /bin/sh: two workloads in one command line
 	run "$WORKLOADS/malloc_free; $WORKLOADS/exit3; true"
-	expect_eq "shell: 105 Malloc over the tree" 105 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "shell: malloc_free's 100 Malloc" 100 \
+		"$(jq '.processes[] | select(.comm == "malloc_free") | .counts.Malloc' "$tmp/r.json")"
+	expect_eq "shell: exit3's 5 Malloc" 5 \
+		"$(jq '.processes[] | select(.comm == "exit3") | .counts.Malloc' "$tmp/r.json")"
 	expect_eq "shell: 3 processes (sh and two children)" 3 "$(jq -r '.processes | length' "$tmp/r.json")"
 }
 
 test_threads() {
 	rm -f "$tmp"/*.msgpack
 	art=$(track_workload "$tmp" -- "$WORKLOADS/threads")
-	n=$("$MEMTRACK" report --dump "$art" | grep -c '"type": *"Malloc".*"size": *4242\b' || true)
-	expect_eq "threads: 8000 malloc(4242) from 8 threads" 8000 "$n"
-	tids=$("$MEMTRACK" report --dump "$art" | grep '"size": *4242\b' |
-		sed 's/.*"tid": *\([0-9]*\).*/\1/' | sort -u | wc -l)
+	expect_eq "threads: 8000 malloc(4242) from 8 threads" 8000 "$(count_sized "$art" Malloc 4242)"
+	tids=$("$MEMTRACK" report --dump "$art" | jq 'select(.size == 4242) | .tid' | sort -u | wc -l)
 	expect_eq "threads: from 8 distinct tids" 8 "$tids"
 }
 
