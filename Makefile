@@ -44,7 +44,7 @@ CFLAGS += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -pthread
 CFLAGS += -I. -I$(OUTPUT) -I/usr/include/cjson -DMEMTRACK_VERSION='"$(VERSION)"'
 CFLAGS += $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
-LIBS := -lzstd -lmsgpackc -lcjson -lelf -lpthread -lm
+LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lpthread -lm
 
 BPF_SRCS := $(filter-out util/bpf_stubs.c,$(wildcard util/bpf_*.c))
 UTIL_SRCS := $(filter-out $(BPF_SRCS) util/bpf_stubs.c,$(wildcard util/*.c))
@@ -62,11 +62,14 @@ SKEL := $(OUTPUT)/bpf/memtrack.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
-# alloc_loop.c is built once per allocator; libdl_alloc.c is a library
-WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c,$(wildcard tests/workloads/*.c))
+# alloc_loop.c is built once per allocator; libdl_alloc.c and libstack_*.c are libraries
+WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/libstack_%.c,\
+	$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
-	tests/workloads/libdl_alloc.so $(addprefix tests/workloads/alloc_loop_,$(ALLOC_LOOPS))
+	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
+	tests/workloads/libstack_alloc.so \
+	$(addprefix tests/workloads/alloc_loop_,$(ALLOC_LOOPS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -127,6 +130,17 @@ tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
 tests/workloads/libdl_alloc.so: tests/workloads/libdl_alloc.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
+# stack_*: known call stacks (frame pointers, real calls, a library of their own)
+STACK_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wall
+tests/workloads/libstack_%.so: tests/workloads/libstack_%.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(STACK_CFLAGS) -fPIC -shared -o $@ $<
+tests/workloads/stack_leaf: tests/workloads/stack_leaf.c tests/workloads/libstack_mid.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(STACK_CFLAGS) -o $@ $< -Ltests/workloads -lstack_mid -Wl,-rpath,'$$ORIGIN'
+tests/workloads/stack_alloc: tests/workloads/stack_alloc.c tests/workloads/libstack_alloc.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(STACK_CFLAGS) -o $@ $< -Ltests/workloads -lstack_alloc -Wl,-rpath,'$$ORIGIN'
 tests/workloads/alloc_loop_glibc: tests/workloads/alloc_loop.c
 	$(Q)$(CC) $(WL_CFLAGS) -o $@ $<
 tests/workloads/alloc_loop_jemalloc: tests/workloads/alloc_loop.c

@@ -27,12 +27,14 @@
 #include "util/poller.h"
 #include "util/proc-table.h"
 #include "util/proc-tree.h"
+#include "util/resolver.h"
 #include "util/spawn.h"
 #include "util/usage.h"
 #include "util/util.h"
 
 #define ARTIFACT_FORMAT		1
 #define DEFAULT_EVENTS_RING	(8ULL << 20)
+#define DEFAULT_STACKS_RING	(4ULL << 20)
 #define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
 #define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
 
@@ -46,7 +48,7 @@ static const char *const track_usage[] = {
 static struct track_opts {
 	const char *output_dir;
 	const char *stats_path;
-	uint64_t events_ring_size;
+	uint64_t ring_size[MT_RING_MAX];
 	unsigned int poll_ms;
 	unsigned int watermark_pct;
 	unsigned int encoder_threads;
@@ -57,7 +59,7 @@ static struct track_opts {
 	bool check_bpf;
 } opts = {
 	.output_dir = ".",
-	.events_ring_size = DEFAULT_EVENTS_RING,
+	.ring_size = { DEFAULT_EVENTS_RING, DEFAULT_STACKS_RING },
 	.poll_ms = 1,
 	.watermark_pct = 75,
 	.call_graph = "no",
@@ -68,6 +70,10 @@ struct track_session {
 	struct pstats *stats;
 	struct encoder *enc;
 	struct poller events;
+	struct poller stacks;
+	enum mt_call_graph call_graph;
+	struct symbolizer *sym;
+	struct resolver *resolver;
 	struct proc_table procs;
 	struct spawn child;
 	pid_t root_pid;
@@ -89,22 +95,39 @@ struct track_session {
 static volatile pid_t forward_to;
 static volatile sig_atomic_t interrupted;
 
+static const char *const ring_names[MT_RING_MAX] = {
+	[MT_RING_EVENTS] = "events",
+	[MT_RING_STACKS] = "stacks",
+};
+
+static int ring_by_name(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < MT_RING_MAX; i++)
+		if (strlen(ring_names[i]) == len && !strncmp(ring_names[i], name, len))
+			return i;
+	return -1;
+}
+
 static int parse_ring_size(const struct option *opt __maybe_unused, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t size;
+	int ring;
 
 	if (!eq || eq == arg)
 		return error("--ring-size expects <name>=<size>, not '%s'", arg);
-	if (strncmp(arg, "events", eq - arg) || eq - arg != 6)
-		return error("unknown ring '%.*s' in --ring-size (rings: events)",
+	ring = ring_by_name(arg, eq - arg);
+	if (ring < 0)
+		return error("unknown ring '%.*s' in --ring-size (rings: events, stacks)",
 			     (int)(eq - arg), arg);
 	if (parse_size(eq + 1, &size) || size < (uint64_t)page ||
 	    (size & (size - 1)) || size > (1ULL << 32))
 		return error("ring size '%s' must be a power of two from %ldK to 4G",
 			     eq + 1, page >> 10);
-	opts.events_ring_size = size;
+	opts.ring_size[ring] = size;
 	return 0;
 }
 
@@ -194,8 +217,9 @@ static void prepare_output_dir(struct track_session *s)
 static void load_bpf(struct track_session *s)
 {
 	struct bpf_track_opts bo = {
-		.events_ring_size = opts.events_ring_size,
+		.ring_size = { opts.ring_size[MT_RING_EVENTS], opts.ring_size[MT_RING_STACKS] },
 		.watermark_pct = opts.watermark_pct,
+		.call_graph = s->call_graph,
 	};
 	int err = bpf_track__open(&s->bpf, &bo);
 
@@ -232,14 +256,32 @@ static void open_artifact(struct track_session *s)
 	chown_to_user(&s->run_as, s->artifact_path);
 }
 
-/* a tracked process mapped code not seen before: probe it, then resume */
-static void attach_new_code(struct track_session *s, pid_t pid)
+/*
+ * A tracked process exec'd or mapped code not seen before: probe it, note
+ * its mappings for the resolver (it may be gone when its stacks are), resume.
+ */
+static void attach_new_code(struct track_session *s, const struct mt_proc_event *e)
 {
-	int err = bpf_track__inspect_process(s->bpf, pid);
+	int err = bpf_track__inspect_process(s->bpf, e->pid);
 
 	if (err && err != -ENOENT)
-		warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
-	bpf_track__resume_attached(s->bpf, pid);
+		warning("cannot inspect the code of pid %d: %s", e->pid, strerror(-err));
+	if (s->sym && e->exit_code == MT_NEW_CODE_EXEC)
+		symbolizer__exec(s->sym, e->pid);
+	else if (s->sym)
+		symbolizer__snapshot(s->sym, e->pid);
+	bpf_track__resume_attached(s->bpf, e->pid);
+}
+
+/* the resolver must know every process's mappings, even after it is gone */
+static void follow_process(struct track_session *s, const struct mt_proc_event *e)
+{
+	if (!s->sym)
+		return;
+	if (e->kind == MT_FORK)
+		symbolizer__fork(s->sym, e->ppid, e->pid);
+	else if (e->kind == MT_EXIT)
+		symbolizer__exit(s->sym, e->pid);
 }
 
 static int on_event_record(void *ctx, const void *data, uint32_t len)
@@ -247,12 +289,23 @@ static int on_event_record(void *ctx, const void *data, uint32_t len)
 	struct track_session *s = ctx;
 	uint32_t kind = *(const uint32_t *)data;
 
-	if (kind == MT_NEW_CODE && len >= sizeof(struct mt_proc_event))
-		attach_new_code(s, ((const struct mt_proc_event *)data)->pid);
-	else if (kind >= MT_FORK && len >= sizeof(struct mt_proc_event))
+	if (kind == MT_NEW_CODE && len >= sizeof(struct mt_proc_event)) {
+		attach_new_code(s, data);
+	} else if (kind >= MT_FORK && len >= sizeof(struct mt_proc_event)) {
 		proc_table__apply(&s->procs, data);
+		follow_process(s, data);
+	}
 	else if (kind && kind < MT_FORK && len >= sizeof(struct mt_alloc_event))
 		encoder__add(s->enc, data);	/* a write error is reported at the end */
+	return 0;
+}
+
+static int on_stack_record(void *ctx, const void *data, uint32_t len)
+{
+	struct track_session *s = ctx;
+
+	if (*(const uint32_t *)data == MT_STACK)
+		resolver__push(s->resolver, data, len);
 	return 0;
 }
 
@@ -300,6 +353,24 @@ static void stop_backlog_sampler(struct track_session *s)
 	pthread_join(s->sampler, NULL);
 }
 
+static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_id ring,
+			ring_record_fn *on_record, uint32_t pressure_flag)
+{
+	int err;
+
+	p->interval_ms = opts.poll_ms;
+	p->pressure_fd = bpf_track__pressure_fd(s->bpf);
+	p->pressure_flag = pressure_flag;
+	p->pressure_stops = bpf_track__pressure_stops(s->bpf);
+	p->watermark = opts.ring_size[ring] * opts.watermark_pct / 100;
+	p->stats = s->stats;
+	p->on_record = on_record;
+	p->ctx = s;
+	err = ring__init(&p->ring, ring_names[ring], bpf_track__ring_fd(s->bpf, ring),
+			 opts.ring_size[ring]);
+	return err ? err : poller__start(p);
+}
+
 static void start_pipeline(struct track_session *s)
 {
 	struct encoder_opts eo = {
@@ -313,20 +384,21 @@ static void start_pipeline(struct track_session *s)
 	s->enc = encoder__new(&eo);
 	if (!s->enc)
 		die("cannot start the encoder: out of memory");
-	s->events.interval_ms = opts.poll_ms;
-	s->events.pressure_fd = bpf_track__pressure_fd(s->bpf);
-	s->events.pressure_stops = bpf_track__pressure_stops(s->bpf);
-	s->events.watermark = opts.events_ring_size * opts.watermark_pct / 100;
-	s->events.stats = s->stats;
-	s->events.on_record = on_event_record;
-	s->events.on_tick = on_events_tick;
-	s->events.ctx = s;
-	err = ring__init(&s->events.ring, "events",
-			 bpf_track__ring_fd(s->bpf, MT_RING_EVENTS), opts.events_ring_size);
-	if (!err)
-		err = poller__start(&s->events);
+	err = start_poller(s, &s->events, MT_RING_EVENTS, on_event_record, 0);
 	if (err)
 		die("cannot start the events poller: %s", strerror(-err));
+	s->events.on_tick = on_events_tick;
+	if (s->call_graph != MT_CALL_GRAPH_NO) {
+		s->sym = symbolizer__new();
+		if (s->sym)
+			s->resolver = resolver__new(s->sym, s->stats);
+		if (!s->resolver)
+			die("cannot start the resolver: out of memory");
+		err = start_poller(s, &s->stacks, MT_RING_STACKS, on_stack_record,
+				   MT_STOPPED_BY_STACKS);
+		if (err)
+			die("cannot start the stacks poller: %s", strerror(-err));
+	}
 	start_backlog_sampler(s);
 }
 
@@ -461,6 +533,8 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 
 	pack_meta(pk, s);
 	proc_table__pack(&s->procs, pk);
+	if (s->resolver)
+		resolver__pack(s->resolver, pk);
 }
 
 /* everything after the root exits: drain, release, trailer; 0 or -errno */
@@ -470,9 +544,17 @@ static int finish_pipeline(struct track_session *s)
 
 	bpf_track__detach(s->bpf);
 	err = poller__stop(&s->events);
+	if (s->resolver) {
+		int stacks_err = poller__stop(&s->stacks);
+
+		err = err ? err : stacks_err;
+		/* every fork and exec is known now: the rest of the stacks resolve */
+		resolver__finish(s->resolver);
+	}
 	/* whatever is still recorded as stopped by us is resumed now */
 	pressure__release_all(bpf_track__pressure_fd(s->bpf));
-	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
+	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS) +
+		   bpf_track__drops(s->bpf, MT_RING_STACKS);
 
 	ret = encoder__drain(s->enc);
 	stop_backlog_sampler(s);
@@ -512,11 +594,16 @@ static void print_summary(struct track_session *s)
 
 	if (opts.quiet)
 		return;
-	fprintf(stderr, "[ memtrack track: %lu events, %lu processes, '%s' (%s), "
+	char stacks[64] = "";
+
+	if (s->resolver)
+		snprintf(stacks, sizeof(stacks), ", %lu stacks of %lu frames",
+			 resolver__stacks(s->resolver), resolver__frames(s->resolver));
+	fprintf(stderr, "[ memtrack track: %lu events, %lu processes%s, '%s' (%s), "
 		"%lu drops, %lu pressure episodes%s ]\n",
-		encoder__events_in(s->enc), s->procs.count, s->artifact_path,
+		encoder__events_in(s->enc), s->procs.count, stacks, s->artifact_path,
 		human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
-		s->drops, s->events.episodes,
+		s->drops, s->events.episodes + s->stacks.episodes,
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "");
 }
 
@@ -555,10 +642,19 @@ static void check_attach_targets(const struct track_session *s)
 			die("no process with pid %d", s->attach[i]);
 }
 
+static enum mt_call_graph parse_call_graph(const char *mode)
+{
+	if (!strcmp(mode, "no"))
+		return MT_CALL_GRAPH_NO;
+	if (!strcmp(mode, "fp"))
+		return MT_CALL_GRAPH_FP;
+	if (!strncmp(mode, "dwarf", 5) && (!mode[5] || mode[5] == ','))
+		die("--call-graph=dwarf is not implemented yet; use fp (frame pointers)");
+	die("--call-graph expects fp, dwarf[,<size>] or no, not '%s'", mode);
+}
+
 static void validate_options(void)
 {
-	if (strcmp(opts.call_graph, "no"))
-		die("--call-graph=%s is not supported yet; only 'no' is", opts.call_graph);
 	if (opts.watermark_pct < 1 || opts.watermark_pct > 99)
 		die("--pressure-watermark must be between 1 and 99, not %u",
 		    opts.watermark_pct);
@@ -587,7 +683,7 @@ int cmd_track(int argc, const char **argv)
 		OPT_STRING('p', "pid", &opts.attach_pids, "pid[,pid...]",
 			   "track these running processes and their descendants"),
 		OPT_STRING(0, "call-graph", &opts.call_graph, "mode",
-			   "call stacks: no (fp and dwarf are not there yet)"),
+			   "call stacks: fp (frame pointers) or no (default: no)"),
 		OPT_BOOLEAN(0, "tolerate-drops", &opts.tolerate_drops,
 			    "exit with the command's status even if events were dropped"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),
@@ -605,6 +701,7 @@ int cmd_track(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, track_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
 	validate_options();
+	s.call_graph = parse_call_graph(opts.call_graph);
 	if (opts.check_bpf)
 		return check_bpf();
 	if (argc > 0 && !strcmp(argv[0], "--")) {
@@ -677,6 +774,8 @@ int cmd_track(int argc, const char **argv)
 	bpf_track__close(s.bpf);
 	close(s.guardian_fd);
 	encoder__delete(s.enc);
+	resolver__delete(s.resolver);
+	symbolizer__delete(s.sym);
 	proc_table__exit(&s.procs);
 	free(s.command);
 	free(s.attach);

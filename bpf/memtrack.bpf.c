@@ -34,6 +34,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ring bytes in use at which the producer is stopped; 0: never */
 const volatile __u64 events_watermark = 0;
+const volatile __u64 stacks_watermark = 0;
+const volatile __u32 call_graph = MT_CALL_GRAPH_NO;
 
 /* bumped at every stop, so that pollers scan pressure_stopped only when needed */
 __u64 pressure_stops = 0;
@@ -44,11 +46,34 @@ struct {
 } events SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);	/* set by userspace */
+} stacks SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tgid */
 	__type(value, __u8);
 } tracked SEC(".maps");
+
+/* hash of (tgid, ips) -> stack id: a stack is sent once per process */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 18);
+	__type(key, __u64);
+	__type(value, __u64);
+} stack_ids SEC(".maps");
+
+__u64 next_stack_id = 0;
+
+/* room for one stack record: too large for the BPF stack */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mt_stack_record);
+} stack_scratch SEC(".maps");
 
 /* tgid -> bpf_ktime_get_ns() when memtrack stopped it */
 struct {
@@ -79,6 +104,7 @@ struct {
 /* an allocator call in progress on a thread: the outermost one's arguments */
 struct call_state {
 	__u64 args[3];
+	__u64 stack;
 	__u32 shape;
 	__u32 depth;
 };
@@ -116,36 +142,47 @@ static __always_inline void count_drop(__u32 ring)
 }
 
 /*
- * Back-pressure: past the watermark, wake the consumer now and stop this
- * process until the poller has drained the ring and sends SIGCONT.
+ * Back-pressure: past a ring's watermark, the process is stopped until the
+ * poller has drained the ring and sends SIGCONT.
  */
-static __always_inline void submit_event(void *rec)
+static __always_inline bool above_watermark(void *ring, __u64 watermark)
+{
+	return watermark && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= watermark;
+}
+
+static __always_inline void stop_for_pressure(__u32 ring_flag)
 {
 	__u32 tgid;
 	__u64 now;
 
-	if (!events_watermark ||
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < events_watermark) {
-		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
-		return;
-	}
-	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	if (bpf_send_signal(SIGSTOP))
 		return;		/* an exiting task or a kernel thread */
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	tgid = (bpf_get_current_pid_tgid() >> 32) | ring_flag;
 	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&pressure_stopped, &tgid, &now, BPF_NOEXIST);
 	__sync_fetch_and_add(&pressure_stops, 1);
 }
 
+/* past the watermark: wake the consumer now, and stop this process */
+static __always_inline void submit_event(void *rec)
+{
+	if (!above_watermark(&events, events_watermark)) {
+		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	stop_for_pressure(0);
+}
+
 /* stops the current process until userspace has inspected what it mapped */
-static __always_inline void stop_for_attach(struct mt_file_id *file)
+static __always_inline void stop_for_attach(struct mt_file_id *file, bool always,
+					    __s32 reason)
 {
 	struct mt_proc_event *e;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key;
 	__u64 now;
 
-	if (!discover_allocators || bpf_map_lookup_elem(&inspected, file))
+	if (!always && bpf_map_lookup_elem(&inspected, file))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -162,7 +199,7 @@ static __always_inline void stop_for_attach(struct mt_file_id *file)
 	e->kind = MT_NEW_CODE;
 	e->pid = tgid;
 	e->ppid = 0;
-	e->exit_code = 0;
+	e->exit_code = reason;
 	e->ts = now;
 	e->comm[0] = 0;
 	e->filename[0] = 0;
@@ -185,8 +222,8 @@ static long vma_file_id(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
-static __always_inline void emit_alloc(__u32 kind, __u64 addr, __u64 size,
-				       __u64 old_addr)
+static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
+					     __u64 old_addr, __u64 stack)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct mt_alloc_event *e;
@@ -204,7 +241,77 @@ static __always_inline void emit_alloc(__u32 kind, __u64 addr, __u64 size,
 	e->addr = addr;
 	e->size = size;
 	e->old_addr = old_addr;
+	e->stack = stack;
 	submit_event(e);
+}
+
+static __always_inline void emit_alloc(__u32 kind, __u64 addr, __u64 size,
+				       __u64 old_addr)
+{
+	emit_alloc_stack(kind, addr, size, old_addr, 0);
+}
+
+static __always_inline __u64 hash_stack(__u32 tgid, const __u64 *ips, __u32 nr)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ tgid;
+	__u32 i;
+
+	for (i = 0; i < MT_MAX_FRAMES; i++) {
+		if (i >= nr)
+			break;
+		h = (h ^ ips[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/*
+ * The user stack at an allocator's entry, by frame pointers, as an id.  At
+ * entry the frame pointer chain still starts in the caller, so the walk
+ * skips it: the caller is the return address at the top of the stack.
+ */
+static __always_inline __u64 capture_stack(struct pt_regs *ctx)
+{
+	__u32 zero = 0, tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_stack_record *rec;
+	__u64 hash, id, *known;
+	long len;
+
+	if (call_graph != MT_CALL_GRAPH_FP)
+		return 0;
+	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!rec)
+		return 0;
+	len = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
+	if (len <= 0)
+		return 0;
+	if (bpf_probe_read_user(&rec->ips[0], sizeof(__u64), (void *)PT_REGS_SP(ctx)))
+		return 0;
+	rec->nr = len / sizeof(__u64);
+	hash = hash_stack(tgid, rec->ips, rec->nr);
+	known = bpf_map_lookup_elem(&stack_ids, &hash);
+	if (known)
+		return *known;
+
+	id = __sync_fetch_and_add(&next_stack_id, 1) + 1;
+	bpf_map_update_elem(&stack_ids, &hash, &id, BPF_ANY);
+	rec->kind = MT_STACK;
+	rec->pid = tgid;
+	rec->id = id;
+	rec->pad = 0;
+	len = offsetof(struct mt_stack_record, ips) + rec->nr * sizeof(__u64);
+	if (len > sizeof(*rec))
+		len = sizeof(*rec);
+	if (bpf_ringbuf_output(&stacks, rec, len,
+			       above_watermark(&stacks, stacks_watermark) ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+		count_drop(MT_RING_STACKS);
+		bpf_map_delete_elem(&stack_ids, &hash);
+		return 0;
+	}
+	if (above_watermark(&stacks, stacks_watermark))
+		stop_for_pressure(MT_STOPPED_BY_STACKS);
+	return id;
 }
 
 static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
@@ -249,9 +356,10 @@ int BPF_KPROBE(alloc_enter)
 		__u64 ptr = PT_REGS_PARM1(ctx);
 
 		if (ptr)
-			emit_alloc(MT_FREE, ptr, 0, 0);
+			emit_alloc_stack(MT_FREE, ptr, 0, 0, capture_stack(ctx));
 		return 0;
 	}
+	new.stack = capture_stack(ctx);
 	new.shape = shape;
 	new.depth = 1;
 	new.args[0] = PT_REGS_PARM1(ctx);
@@ -261,12 +369,12 @@ int BPF_KPROBE(alloc_enter)
 	return 0;
 }
 
-static __always_inline void emit_realloc(__u64 ret, __u64 old, __u64 size)
+static __always_inline void emit_realloc(__u64 ret, __u64 old, __u64 size, __u64 stack)
 {
 	if (ret)
-		emit_alloc(MT_REALLOC, ret, size, old);
+		emit_alloc_stack(MT_REALLOC, ret, size, old, stack);
 	else if (old && !size)
-		emit_alloc(MT_REALLOC, 0, 0, old);	/* realloc(p, 0) freed p */
+		emit_alloc_stack(MT_REALLOC, 0, 0, old, stack);	/* realloc(p, 0) freed p */
 }
 
 static __always_inline void emit_call(const struct call_state *c, __u64 ret)
@@ -276,34 +384,34 @@ static __always_inline void emit_call(const struct call_state *c, __u64 ret)
 	switch (c->shape) {
 	case MT_SHAPE_MALLOC:
 		if (ret)
-			emit_alloc(MT_MALLOC, ret, c->args[0], 0);
+			emit_alloc_stack(MT_MALLOC, ret, c->args[0], 0, c->stack);
 		break;
 	case MT_SHAPE_CALLOC:
 		if (ret)
-			emit_alloc(MT_CALLOC, ret, c->args[0] * c->args[1], 0);
+			emit_alloc_stack(MT_CALLOC, ret, c->args[0] * c->args[1], 0, c->stack);
 		break;
 	case MT_SHAPE_REALLOC:
-		emit_realloc(ret, c->args[0], c->args[1]);
+		emit_realloc(ret, c->args[0], c->args[1], c->stack);
 		break;
 	case MT_SHAPE_REALLOCARRAY:
-		emit_realloc(ret, c->args[0], c->args[1] * c->args[2]);
+		emit_realloc(ret, c->args[0], c->args[1] * c->args[2], c->stack);
 		break;
 	case MT_SHAPE_FREE_WRAPPER:
 		if (c->args[0])
-			emit_alloc(MT_FREE, c->args[0], 0, 0);
+			emit_alloc_stack(MT_FREE, c->args[0], 0, 0, c->stack);
 		break;
 	case MT_SHAPE_ALIGNED_SIZE_A0:
 		if (ret)
-			emit_alloc(MT_ALIGNED_ALLOC, ret, c->args[0], 0);
+			emit_alloc_stack(MT_ALIGNED_ALLOC, ret, c->args[0], 0, c->stack);
 		break;
 	case MT_SHAPE_ALIGNED_SIZE_A1:
 		if (ret)
-			emit_alloc(MT_ALIGNED_ALLOC, ret, c->args[1], 0);
+			emit_alloc_stack(MT_ALIGNED_ALLOC, ret, c->args[1], 0, c->stack);
 		break;
 	case MT_SHAPE_POSIX_MEMALIGN:
 		if ((int)ret == 0 &&
 		    !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)c->args[0]) && ptr)
-			emit_alloc(MT_ALIGNED_ALLOC, ptr, c->args[2], 0);
+			emit_alloc_stack(MT_ALIGNED_ALLOC, ptr, c->args[2], 0, c->stack);
 		break;
 	}
 }
@@ -369,8 +477,10 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 			struct mt_file_id file = {};
 
 			bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_id, &file, 0);
-			if (file.ino)
-				stop_for_attach(&file);
+			/* with call graphs, userspace records every new code mapping */
+			if (file.ino && (discover_allocators || call_graph != MT_CALL_GRAPH_NO))
+				stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO,
+						MT_NEW_CODE_MMAP);
 		}
 		break;
 	case NR_munmap:
@@ -421,11 +531,12 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 				  BPF_CORE_READ(bprm, filename));
 	submit_event(e);
-	if (discover_allocators) {
+	if (discover_allocators || call_graph != MT_CALL_GRAPH_NO) {
 		struct mt_file_id file;
 
+		/* with call graphs, every exec: userspace records the new mappings */
 		file_id_of(BPF_CORE_READ(bprm, file), &file);
-		stop_for_attach(&file);
+		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO, MT_NEW_CODE_EXEC);
 	}
 	return 0;
 }

@@ -24,15 +24,22 @@ enum mt_kind {
 	MT_EXEC,
 	MT_EXIT,
 	MT_NEW_CODE,	/* a process mapped code memtrack has not inspected; it is stopped */
+	MT_STACK,	/* stacks ring: struct mt_stack_record */
 	MT_KIND_MAX,
 };
 
 /*
- * Keys of pressure_stopped: a tgid stopped by back-pressure, or with this
- * bit, a tgid stopped until the code it just mapped is inspected.
+ * Keys of pressure_stopped: a tgid stopped by back-pressure on the events
+ * ring; with MT_STOPPED_BY_STACKS, on the stacks ring; with
+ * MT_STOPPED_FOR_ATTACH, until the code it just mapped is inspected.
  */
 #define MT_STOPPED_FOR_ATTACH	(1U << 31)
+#define MT_STOPPED_BY_STACKS	(1U << 30)
+#define MT_STOPPED_FLAGS	(MT_STOPPED_FOR_ATTACH | MT_STOPPED_BY_STACKS)
 #define MT_MAX_STOPPED		16384	/* entries of pressure_stopped */
+
+#define MT_NEW_CODE_EXEC	1
+#define MT_NEW_CODE_MMAP	2
 
 /* a file, as the kernel names it: (s_dev, i_ino) */
 struct mt_file_id {
@@ -67,6 +74,24 @@ struct mt_alloc_event {
 	__u64 addr;
 	__u64 size;
 	__u64 old_addr;		/* MT_REALLOC: the pointer passed in, 0 for realloc(NULL, n) */
+	__u64 stack;		/* id of the call stack (MT_STACK record), 0: none */
+};
+
+#define MT_MAX_FRAMES	127
+
+/* on the stacks ring, once per distinct call stack of a process */
+struct mt_stack_record {
+	__u32 kind;		/* MT_STACK */
+	__u32 pid;
+	__u64 id;
+	__u32 nr;		/* ips used */
+	__u32 pad;
+	__u64 ips[MT_MAX_FRAMES];	/* innermost first: the allocator's caller */
+};
+
+enum mt_call_graph {
+	MT_CALL_GRAPH_NO,
+	MT_CALL_GRAPH_FP,
 };
 
 /* process lifetime: MT_FORK, MT_EXEC, MT_EXIT, and MT_NEW_CODE */
@@ -74,7 +99,8 @@ struct mt_proc_event {
 	__u32 kind;
 	__u32 pid;
 	__u32 ppid;		/* MT_FORK: parent tgid */
-	__s32 exit_code;	/* MT_EXIT: wait status (code << 8 | signal) */
+	__s32 exit_code;	/* MT_EXIT: wait status (code << 8 | signal);
+				 * MT_NEW_CODE: MT_NEW_CODE_EXEC or MT_NEW_CODE_MMAP */
 	__u64 ts;
 	char comm[MT_COMM_LEN];
 	char filename[MT_PATH_LEN];	/* MT_EXEC only */
@@ -83,6 +109,7 @@ struct mt_proc_event {
 /* per-ring reservation failures, indexed by ring */
 enum mt_ring_id {
 	MT_RING_EVENTS,
+	MT_RING_STACKS,
 	MT_RING_MAX,
 };
 

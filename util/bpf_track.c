@@ -59,8 +59,13 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		goto fail;
 	}
 	t->skel = skel;
-	bpf_map__set_max_entries(skel->maps.events, opts->events_ring_size);
-	skel->rodata->events_watermark = opts->events_ring_size * opts->watermark_pct / 100;
+	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
+	bpf_map__set_max_entries(skel->maps.stacks, opts->ring_size[MT_RING_STACKS]);
+	skel->rodata->events_watermark =
+		opts->ring_size[MT_RING_EVENTS] * opts->watermark_pct / 100;
+	skel->rodata->stacks_watermark =
+		opts->ring_size[MT_RING_STACKS] * opts->watermark_pct / 100;
+	skel->rodata->call_graph = opts->call_graph;
 	skel->rodata->discover_allocators = true;
 	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
 					      MT_BPF_TRACE_UPROBE_MULTI);
@@ -358,6 +363,8 @@ int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
 	switch (ring) {
 	case MT_RING_EVENTS:
 		return bpf_map__fd(t->skel->maps.events);
+	case MT_RING_STACKS:
+		return bpf_map__fd(t->skel->maps.stacks);
 	default:
 		return -EINVAL;
 	}

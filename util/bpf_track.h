@@ -11,8 +11,9 @@
 struct bpf_track;
 
 struct bpf_track_opts {
-	uint64_t events_ring_size;
+	uint64_t ring_size[MT_RING_MAX];
 	unsigned int watermark_pct;	/* 0: no back-pressure */
+	enum mt_call_graph call_graph;
 };
 
 /* opens, loads and attaches the tracepoints; 0 or -errno */

@@ -89,8 +89,9 @@ void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e)
 {
 	bool has_size = e->kind != MT_FREE;
 	bool has_old = e->kind == MT_REALLOC;
+	bool has_stack = e->stack != 0;
 
-	msgpack_pack_map(pk, 5 + has_size + has_old);
+	msgpack_pack_map(pk, 5 + has_size + has_old + has_stack);
 	pack_key(pk, "pid");
 	msgpack_pack_int32(pk, e->pid);
 	pack_key(pk, "tid");
@@ -108,6 +109,10 @@ void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e)
 	if (has_old) {
 		pack_key(pk, "old_addr");
 		msgpack_pack_uint64(pk, e->old_addr);
+	}
+	if (has_stack) {
+		pack_key(pk, "stack");
+		msgpack_pack_uint64(pk, e->stack);
 	}
 }
 

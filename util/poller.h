@@ -22,6 +22,7 @@ struct poller {
 	struct ring ring;
 	unsigned int interval_ms;
 	int pressure_fd;		/* -1: none */
+	uint32_t pressure_flag;		/* which stops are this ring's */
 	uint64_t watermark;		/* bytes; for the stats file */
 	const volatile uint64_t *pressure_stops;	/* BPF's count of stops */
 	uint64_t stops_seen;

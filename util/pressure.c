@@ -47,11 +47,12 @@ static bool resume_key(int map_fd, uint32_t key, uint64_t *stopped_at)
 		*stopped_at = 0;
 	if (bpf_map_call(BPF_MAP_DELETE_ELEM, map_fd, &key, NULL))
 		return false;	/* someone else released it */
-	kill(key & ~MT_STOPPED_FOR_ATTACH, SIGCONT);
+	kill(key & ~MT_STOPPED_FLAGS, SIGCONT);
 	return true;
 }
 
-static int release(int map_fd, bool attach_stops_too, struct stopped_pid *out, int max)
+/* resumes the entries whose flag bits are flags, or all with flags ~0 */
+static int release(int map_fd, uint32_t flags, struct stopped_pid *out, int max)
 {
 	uint32_t keys[KEYS_PER_PASS];
 	int n = 0, found, i;
@@ -65,13 +66,13 @@ static int release(int map_fd, bool attach_stops_too, struct stopped_pid *out, i
 		for (i = 0; i < found; i++) {
 			uint64_t stopped_at;
 
-			if ((keys[i] & MT_STOPPED_FOR_ATTACH) && !attach_stops_too)
+			if (flags != ~0U && (keys[i] & MT_STOPPED_FLAGS) != flags)
 				continue;
 			if (!resume_key(map_fd, keys[i], &stopped_at))
 				continue;
 			more = found == KEYS_PER_PASS;
 			if (n < max) {
-				out[n].pid = keys[i];
+				out[n].pid = keys[i] & ~MT_STOPPED_FLAGS;
 				out[n].stopped_at = stopped_at;
 			}
 			n++;
@@ -80,14 +81,14 @@ static int release(int map_fd, bool attach_stops_too, struct stopped_pid *out, i
 	return n;
 }
 
-int pressure__release(int map_fd, struct stopped_pid *out, int max)
+int pressure__release(int map_fd, uint32_t ring_flag, struct stopped_pid *out, int max)
 {
-	return release(map_fd, false, out, max);
+	return release(map_fd, ring_flag, out, max);
 }
 
 int pressure__release_all(int map_fd)
 {
-	return release(map_fd, true, NULL, 0);
+	return release(map_fd, ~0U, NULL, 0);
 }
 
 int pressure__resume_attached(int map_fd, pid_t pid)

@@ -11,13 +11,14 @@ struct stopped_pid {
 };
 
 /*
- * Resumes every process that back-pressure stopped, as recorded in the
- * pressure_stopped map (those stopped for attaching are left): deletes its
- * entry, then sends SIGCONT (in that order, so a process that BPF stops
- * again meanwhile is recorded again, never left stopped).  The first max
- * are stored in out.  Returns how many were resumed, or -errno.
+ * Resumes every process that back-pressure on one ring stopped, as the
+ * pressure_stopped map records (ring_flag: 0 for events, or
+ * MT_STOPPED_BY_STACKS): deletes its entry, then sends SIGCONT (in that
+ * order, so a process that BPF stops again meanwhile is recorded again,
+ * never left stopped).  The first max are stored in out.  Returns how
+ * many were resumed, or -errno.
  */
-int pressure__release(int map_fd, struct stopped_pid *out, int max);
+int pressure__release(int map_fd, uint32_t ring_flag, struct stopped_pid *out, int max);
 /* the same for every entry, also the processes stopped for attaching */
 int pressure__release_all(int map_fd);
 /* resumes a process that was stopped until its new code was inspected */
