@@ -642,7 +642,8 @@ static void check_attach_targets(const struct track_session *s)
 			die("no process with pid %d", s->attach[i]);
 }
 
-static enum mt_call_graph parse_call_graph(const char *mode)
+/* -1 for a mode that does not exist */
+static int parse_call_graph(const char *mode)
 {
 	if (!strcmp(mode, "no"))
 		return MT_CALL_GRAPH_NO;
@@ -650,18 +651,27 @@ static enum mt_call_graph parse_call_graph(const char *mode)
 		return MT_CALL_GRAPH_FP;
 	if (!strncmp(mode, "dwarf", 5) && (!mode[5] || mode[5] == ','))
 		die("--call-graph=dwarf is not implemented yet; use fp (frame pointers)");
-	die("--call-graph expects fp, dwarf[,<size>] or no, not '%s'", mode);
+	return error("--call-graph expects fp, dwarf[,<size>] or no, not '%s'", mode);
 }
 
-static void validate_options(void)
+/* values the option table cannot check: each a usage error */
+static int validate_options(struct track_session *s)
 {
+	int mode = parse_call_graph(opts.call_graph);
+
+	if (mode < 0)
+		return -1;
+	s->call_graph = mode;
 	if (opts.watermark_pct < 1 || opts.watermark_pct > 99)
-		die("--pressure-watermark must be between 1 and 99, not %u",
-		    opts.watermark_pct);
+		return error("--pressure-watermark must be between 1 and 99, not %u",
+			     opts.watermark_pct);
 	if (opts.poll_ms < 1 || opts.poll_ms > 60000)
-		die("--poll-interval must be between 1 and 60000 ms, not %u", opts.poll_ms);
+		return error("--poll-interval must be between 1 and 60000 ms, not %u",
+			     opts.poll_ms);
 	if (opts.encoder_threads > 64)
-		die("--encoder-threads must be at most 64, not %u", opts.encoder_threads);
+		return error("--encoder-threads must be at most 64, not %u",
+			     opts.encoder_threads);
+	return 0;
 }
 
 int cmd_track(int argc, const char **argv)
@@ -700,8 +710,8 @@ int cmd_track(int argc, const char **argv)
 
 	argc = parse_options(argc, argv, options, track_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
-	validate_options();
-	s.call_graph = parse_call_graph(opts.call_graph);
+	if (validate_options(&s))
+		usage_with_options(track_usage, options);
 	if (opts.check_bpf)
 		return check_bpf();
 	if (argc > 0 && !strcmp(argv[0], "--")) {

@@ -36,6 +36,10 @@ test_usage_errors() {
 	expect_failure "non-numeric poll interval" 129 "expects a non-negative number" \
 		"$MEMTRACK" track --poll-interval soon -- true
 	expect_failure "-h is usage" 129 "usage: memtrack track" "$MEMTRACK" track -h
+	expect_failure "watermark out of range" 129 "between 1 and 99" \
+		"$MEMTRACK" track --pressure-watermark 100 -- true
+	expect_failure "poll interval out of range" 129 "between 1 and 60000" \
+		"$MEMTRACK" track --poll-interval 0 -- true
 }
 
 test_fatal_errors() {

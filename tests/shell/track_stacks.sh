@@ -1,0 +1,65 @@
+#!/bin/bash
+# track --call-graph fp: the functions of each allocation site, in order, with file:line
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+# frames <json> <calls>: the symbols of the site with that many calls, innermost first
+frames() {
+	jq -r --argjson n "$2" '[.sites[] | select(.calls == $n) | .frames[].symbol] | join(" ")' "$1"
+}
+
+test_known_sites() {
+	art=$(track_workload "$tmp" --call-graph fp -- "$WORKLOADS/stack_alloc")
+	"$MEMTRACK" report --json --stack-depth 0 "$art" >"$tmp/r.json"
+	expect_eq "stacks: the library site, three levels deep" \
+		"lib_leaf_alloc lib_mid_alloc outer_alloc main __libc_start_call_main" \
+		"$(frames "$tmp/r.json" 10 | cut -d' ' -f1-5)"
+	expect_eq "stacks: the direct site" "direct_alloc main __libc_start_call_main" \
+		"$(frames "$tmp/r.json" 5 | cut -d' ' -f1-3)"
+	expect_eq "stacks: the library site's bytes" 55550 \
+		"$(jq '.sites[] | select(.calls == 10) | .bytes' "$tmp/r.json")"
+	expect_eq "stacks: file:line of the malloc call" "libstack_alloc.c:9" \
+		"$(jq -r '.sites[] | select(.calls == 10) | .frames[0] | "\(.file | split("/") | last):\(.line)"' "$tmp/r.json")"
+	expect_eq "stacks: the module of the library frames" "libstack_alloc.so" \
+		"$(jq -r '.sites[] | select(.calls == 10) | .frames[1].module | split("/") | last' "$tmp/r.json")"
+	expect_eq "stacks: flamegraph line" \
+		"__libc_start_call_main;main;outer_alloc;lib_mid_alloc;lib_leaf_alloc 55550" \
+		"$("$MEMTRACK" report --flamegraph --stack-depth 5 "$art" | grep lib_leaf_alloc)"
+}
+
+test_short_lived_exec() {
+	# a shell whose child execs the workload and is gone at once
+	rm -f "$tmp"/*.msgpack
+	art=$(track_workload "$tmp" --call-graph fp "$WORKLOADS/stack_alloc; true")
+	"$MEMTRACK" report --json --stack-depth 0 "$art" >"$tmp/r.json"
+	expect_eq "stacks: exec'd child, library site" "lib_leaf_alloc lib_mid_alloc outer_alloc" \
+		"$(frames "$tmp/r.json" 10 | cut -d' ' -f1-3)"
+}
+
+test_every_event_has_a_stack() {
+	rm -f "$tmp"/*.msgpack
+	art=$(track_workload "$tmp" --call-graph fp -- "$WORKLOADS/alloc_storm_procs" 4 20000)
+	expect_eq "stacks: no heap event without a stack" 0 \
+		"$("$MEMTRACK" report --dump "$art" | jq -c 'select((.type == "Malloc" or .type == "Free") and .stack == null)' | wc -l)"
+	report_json "$art" "$tmp/r.json"
+	expect_eq "stacks: 80000 Malloc" 80000 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "stacks: no drops" 0 "$(jq .meta.drops.events "$tmp/r.json")"
+}
+
+test_bad_mode() {
+	local rc=0
+	"$MEMTRACK" track --call-graph bogus -- true 2>"$tmp/err" || rc=$?
+	expect_eq "stacks: unknown mode is a usage error" 129 "$rc"
+	if grep -q "expects fp, dwarf" "$tmp/err"; then pass "stacks: says which modes"; else fail "stacks: says which modes" "$(cat "$tmp/err")"; fi
+}
+
+test_known_sites
+test_short_lived_exec
+test_every_event_has_a_stack
+test_bad_mode
+finish
