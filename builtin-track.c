@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -37,6 +38,7 @@
 #define DEFAULT_STACKS_RING	(4ULL << 20)
 #define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
 #define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
+#define PIPELINE_NICE		-10
 
 static const char *const track_usage[] = {
 	"memtrack track [<options>] \"<command>\"",
@@ -772,6 +774,13 @@ int cmd_track(int argc, const char **argv)
 	}
 	open_artifact(&s);
 
+	/*
+	 * The pipeline runs ahead of the processes it drains: on a loaded
+	 * machine a starved poller means stopped producers.  The command
+	 * keeps the priority memtrack was started with.
+	 */
+	if (setpriority(PRIO_PROCESS, 0, PIPELINE_NICE))
+		pr_debug("cannot raise memtrack's priority: %s\n", strerror(errno));
 	block_forwarded_signals(SIG_BLOCK);
 	start_pipeline(&s);
 	if (s.attach)

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -186,6 +187,52 @@ static int link_binary(struct bpf_track *t, const char *path,
 }
 
 /* probes every allocator function that path defines; returns how many */
+/*
+ * A probe on an instruction that uprobes cannot emulate costs a second trap
+ * (single-stepping it out of line): for glibc's free, whose first
+ * instruction is `test %rdi,%rdi`, that was most of the tracing time.  The
+ * leading instructions skipped here only set flags (or mark a branch
+ * target), so a probe after them sees every call with the same arguments
+ * and the same stack, for entry and return probes alike.
+ */
+static unsigned int harmless_insn_len(const unsigned char *c)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	if (!memcmp(c, endbr64, sizeof(endbr64)))
+		return sizeof(endbr64);
+	/* test %r64,%r64 */
+	if ((c[0] & 0xf8) == 0x48 && c[1] == 0x85 && (c[2] & 0xc0) == 0xc0)
+		return 3;
+	/* cmpb $imm8,disp32(%rip) */
+	if (c[0] == 0x80 && c[1] == 0x3d)
+		return 7;
+	return 0;
+}
+
+static void skip_harmless_prologue(const char *path, struct elf_sym_req *reqs)
+{
+	unsigned char code[16];
+	unsigned int i, len, skipped;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	for (i = 0; i < nr_alloc_symbols; i++) {
+		if (!reqs[i].offset)
+			continue;
+		for (skipped = 0; skipped < 3; skipped++) {
+			if (pread(fd, code, sizeof(code), reqs[i].offset) != sizeof(code))
+				break;
+			len = harmless_insn_len(code);
+			if (!len)
+				break;
+			reqs[i].offset += len;
+		}
+	}
+	close(fd);
+}
+
 static int attach_binary(struct bpf_track *t, const char *path, const char *name)
 {
 	struct elf_sym_req reqs[nr_alloc_symbols];
@@ -197,6 +244,9 @@ static int attach_binary(struct bpf_track *t, const char *path, const char *name
 	n = elf__resolve_offsets(path, reqs, nr_alloc_symbols);
 	if (n <= 0)
 		return n;
+#if defined(__x86_64__)
+	skip_harmless_prologue(path, reqs);
+#endif
 	n = link_binary(t, path, reqs, false);
 	if (n > 0) {
 		err = link_binary(t, path, reqs, true);

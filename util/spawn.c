@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,10 @@ void run_as__from_sudo(struct run_as *as)
 {
 	unsigned long uid, gid;
 
+	errno = 0;
+	as->nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		as->nice = 0;
 	as->set = false;
 	if (geteuid() != 0 || !parse_id(getenv("SUDO_UID"), &uid) ||
 	    !parse_id(getenv("SUDO_GID"), &gid) || uid == 0)
@@ -59,6 +64,7 @@ static void child_main(int go_fd, const char *const argv[], const struct run_as 
 		_exit(128);	/* memtrack gave up before starting us */
 	close(go_fd);
 	signal(SIGPIPE, SIG_DFL);
+	setpriority(PRIO_PROCESS, 0, as->nice);
 	if (as->set && drop_privileges(as)) {
 		fprintf(stderr, "memtrack: cannot switch to uid %u: %s\n",
 			(unsigned int)as->uid, strerror(errno));

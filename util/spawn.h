@@ -18,6 +18,7 @@ struct run_as {
 	bool set;
 	uid_t uid;
 	gid_t gid;
+	int nice;	/* the command's, whatever memtrack's own becomes */
 };
 
 /* the invoking user under sudo (SUDO_UID/SUDO_GID), when running as root */
