@@ -11,11 +11,18 @@ skip() {
 	exit 2
 }
 
-# Skip only when this kernel cannot run memtrack's BPF at all.
+# Skip only when this kernel (or this build) cannot run memtrack's BPF at
+# all; any other failure to load or attach is a failure of the test.
 skip_if_no_bpf() {
+	local why
 	[ "$(id -u)" -eq 0 ] || skip "not root: BPF needs root"
 	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
-	"$MEMTRACK" track --check-bpf >/dev/null 2>&1 || skip "memtrack built without BPF or BPF cannot load"
+	why=$("$MEMTRACK" track --check-bpf 2>&1 >/dev/null) && return 0
+	case $why in
+	*"built without BPF"* | *"cannot load BPF programs"*) skip "$why" ;;
+	esac
+	echo "memtrack track --check-bpf failed: $why"
+	exit 1
 }
 
 pass() { echo "$1 ... [Success]"; }
