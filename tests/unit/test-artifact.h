@@ -15,32 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "util/encoder.h"
 #include "util/util.h"
-
-static int test_failures, test_count;
-
-#define CHECK(cond, ...) do {						\
-	test_count++;							\
-	if (!(cond)) {							\
-		test_failures++;					\
-		printf("not ok %d - %s:%d: %s: ", test_count,		\
-		       __FILE__, __LINE__, #cond);			\
-		printf(__VA_ARGS__);					\
-		putchar('\n');						\
-	}								\
-} while (0)
-
-#define CHECK_U64(a, b, what) do {					\
-	uint64_t __a = (a), __b = (b);					\
-	CHECK(__a == __b, "%s: %" PRIu64 " != %" PRIu64, what, __a, __b); \
-} while (0)
-
-static inline int test_done(const char *name)
-{
-	printf("%s: %d checks, %d failed\n", name, test_count, test_failures);
-	return test_failures ? 1 : 0;
-}
 
 /* a directory of its own under $TMPDIR, removed by test_tmpdir_remove() */
 static inline const char *test_tmpdir(void)

@@ -10,30 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "util/stats-derive.h"
 #include "util/stats-read.h"
 
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: %s: failed: %s\n",		\
-			__FILE__, __LINE__, __func__, #cond);		\
-		failures++;						\
-	}								\
-} while (0)
-
 /* equal to 1e-9 relative; NaN equals NaN */
-#define CHECK_NUM(got, want) do {					\
-	double _g = (got), _w = (want);					\
-	if (!(isnan(_g) && isnan(_w)) &&				\
-	    !(fabs(_g - _w) <= 1e-9 * fmax(1.0, fabs(_w)))) {		\
-		fprintf(stderr, "%s:%d: %s: %s is %.12g, expected %.12g\n", \
-			__FILE__, __LINE__, __func__, #got, _g, _w);	\
-		failures++;						\
-	}								\
-} while (0)
-
 #define MS	1000000ULL
 #define MB	1e6
 
@@ -54,7 +35,7 @@ static int add(struct stats_file *sf, const char *fmt, ...)
 	ret = stats_file__parse_line(sf, line, strlen(line), why, sizeof(why));
 	if (ret < 0 && ret != -EINVAL) {
 		fprintf(stderr, "parse_line failed with %d on: %s\n", ret, line);
-		failures++;
+		test_failures++;
 	}
 	return ret;
 }
@@ -443,10 +424,10 @@ static void test_malformed_lines(void)
 		why[0] = '\0';
 		if (stats_file__parse_line(sf, line, strlen(line), why, sizeof(why)) != -EINVAL) {
 			fprintf(stderr, "%s: accepted: %s\n", __func__, bad[i]);
-			failures++;
+			test_failures++;
 		} else if (!why[0]) {
 			fprintf(stderr, "%s: no reason given for: %s\n", __func__, bad[i]);
-			failures++;
+			test_failures++;
 		}
 		free(line);
 	}
@@ -491,8 +472,8 @@ int main(void)
 	test_malformed_lines();
 	test_bounded_bins();
 
-	if (failures) {
-		fprintf(stderr, "test-stats-derive: %d checks failed\n", failures);
+	if (test_failures) {
+		fprintf(stderr, "test-stats-derive: %d checks failed\n", test_failures);
 		return 1;
 	}
 	printf("test-stats-derive: ok\n");

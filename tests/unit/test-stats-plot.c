@@ -10,24 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "util/stats-plot.h"
 #include "util/stats-read.h"
-
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: %s: failed: %s\n",		\
-			__FILE__, __LINE__, __func__, #cond);		\
-		failures++;						\
-	}								\
-} while (0)
 
 #define CHECK_HAS(text, needle) do {					\
 	if (!strstr((text), (needle))) {				\
 		fprintf(stderr, "%s:%d: %s: no '%s' in:\n%.4000s\n",	\
 			__FILE__, __LINE__, __func__, (needle), (text)); \
-		failures++;						\
+		test_failures++;						\
 	}								\
 } while (0)
 
@@ -35,7 +26,7 @@ static int failures;
 	if (strstr((text), (needle))) {					\
 		fprintf(stderr, "%s:%d: %s: unexpected '%s'\n",		\
 			__FILE__, __LINE__, __func__, (needle));	\
-		failures++;						\
+		test_failures++;						\
 	}								\
 } while (0)
 
@@ -51,7 +42,7 @@ static struct stats_file *file_of(const char *name, const char *const *lines)
 
 		if (stats_file__parse_line(sf, line, strlen(line), why, sizeof(why)) < 0) {
 			fprintf(stderr, "bad test line: %s: %s\n", *lines, why);
-			failures++;
+			test_failures++;
 		}
 		free(line);
 	}
@@ -195,8 +186,8 @@ int main(void)
 	test_some_panels();
 	test_several_files();
 
-	if (failures) {
-		fprintf(stderr, "test-stats-plot: %d checks failed\n", failures);
+	if (test_failures) {
+		fprintf(stderr, "test-stats-plot: %d checks failed\n", test_failures);
 		return 1;
 	}
 	printf("test-stats-plot: ok\n");

@@ -11,23 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "util/stats-read.h"
-
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: %s: failed: %s\n",		\
-			__FILE__, __LINE__, __func__, #cond);		\
-		failures++;						\
-	}								\
-} while (0)
 
 #define CHECK_SAID(needle) do {						\
 	if (!strstr(said, (needle))) {					\
 		fprintf(stderr, "%s:%d: %s: stderr lacks '%s'; it was:\n%s\n", \
 			__FILE__, __LINE__, __func__, (needle), said);	\
-		failures++;						\
+		test_failures++;						\
 	}								\
 } while (0)
 
@@ -269,8 +260,8 @@ int main(void)
 	test_long_lines();
 	cleanup();
 
-	if (failures) {
-		fprintf(stderr, "test-stats-read: %d checks failed\n", failures);
+	if (test_failures) {
+		fprintf(stderr, "test-stats-read: %d checks failed\n", test_failures);
 		return 1;
 	}
 	printf("test-stats-read: ok\n");

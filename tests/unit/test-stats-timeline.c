@@ -6,27 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "check.h"
 #include "util/stats-timeline.h"
-
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: %s: failed: %s\n",		\
-			__FILE__, __LINE__, __func__, #cond);		\
-		failures++;						\
-	}								\
-} while (0)
-
-#define CHECK_NUM(got, want) do {					\
-	double _g = (got), _w = (want);					\
-	if (!(isnan(_g) && isnan(_w)) &&				\
-	    !(fabs(_g - _w) <= 1e-9 * fmax(1.0, fabs(_w)))) {		\
-		fprintf(stderr, "%s:%d: %s: %s is %.12g, expected %.12g\n", \
-			__FILE__, __LINE__, __func__, #got, _g, _w);	\
-		failures++;						\
-	}								\
-} while (0)
 
 static double sum(const struct stats_timeline *tl, const struct stats_series *s)
 {
@@ -148,8 +129,8 @@ int main(void)
 	test_coarsen();
 	test_huge_spread_is_bounded();
 
-	if (failures) {
-		fprintf(stderr, "test-stats-timeline: %d checks failed\n", failures);
+	if (test_failures) {
+		fprintf(stderr, "test-stats-timeline: %d checks failed\n", test_failures);
 		return 1;
 	}
 	printf("test-stats-timeline: ok\n");

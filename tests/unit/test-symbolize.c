@@ -29,32 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "util/symbolize.h"
 #include "util/util.h"
-
-static int test_failures, test_count;
-
-#define CHECK(cond, ...) do {						\
-	test_count++;							\
-	if (!(cond)) {							\
-		test_failures++;					\
-		printf("not ok %d - %s:%d: %s: ", test_count,		\
-		       __FILE__, __LINE__, #cond);			\
-		printf(__VA_ARGS__);					\
-		putchar('\n');						\
-	}								\
-} while (0)
-
-#define CHECK_STR(a, b, what) do {					\
-	const char *__a = (a), *__b = (b);				\
-	CHECK(__a && __b && !strcmp(__a, __b), "%s: '%s' != '%s'",	\
-	      what, __a ? __a : "(null)", __b ? __b : "(null)");	\
-} while (0)
-
-#define CHECK_U64(a, b, what) do {					\
-	uint64_t __a = (a), __b = (b);					\
-	CHECK(__a == __b, "%s: %#" PRIx64 " != %#" PRIx64, what, __a, __b); \
-} while (0)
 
 static char tmpdir[512];
 static char srcdir[1024];		/* tests/workloads */
