@@ -44,6 +44,18 @@ test_stats_rows() {
 	fi
 }
 
+test_stats_of_a_real_run() {
+	if "$MEMTRACK" stats "$tmp/s.jsonl" --plot "$tmp/s.png" >"$tmp/summary" &&
+		file "$tmp/s.png" | grep -q "PNG image data"; then
+		pass "stats: a real run plots"
+	else
+		fail "stats: a real run plots" "$(cat "$tmp/summary")"
+	fi
+	expect_eq "stats: the summary counts the episodes" \
+		"$(grep -c '"k":"pressure"' "$tmp/s.jsonl")" \
+		"$(awk '$1 == "events" { print $10 }' "$tmp/summary")"
+}
+
 test_stats_env() {
 	MEMTRACK_STATS=$tmp/env.jsonl "$MEMTRACK" track -q -o "$tmp" -- "$WORKLOADS/malloc_free"
 	expect_eq "stats: MEMTRACK_STATS" 1 "$(grep -c '"k":"ring_open"' "$tmp/env.jsonl")"
@@ -53,5 +65,6 @@ test_stats_env() {
 
 test_pressure_no_loss
 test_stats_rows
+test_stats_of_a_real_run
 test_stats_env
 finish
