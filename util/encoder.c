@@ -11,7 +11,7 @@
 #include "encoder.h"
 #include "util.h"
 
-#define DEFAULT_WINDOW_EVENTS	8192
+#define DEFAULT_WINDOW_EVENTS	4096
 #define DEFAULT_LEVEL		3
 #define SPARE_WINDOWS		3
 
