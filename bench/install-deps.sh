@@ -17,16 +17,5 @@ if [ ! -e "/lib/modules/$rel/build/include/linux/kconfig.h" ] &&
 	fi
 fi
 
-missing=
-for p in $PACKAGES; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
-
-echo "bench: installing:$missing"
-SUDO=
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-$SUDO apt-get update -qq
 # shellcheck disable=SC2086
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+exec "$(dirname "$0")/../scripts/install-deps.sh" $PACKAGES

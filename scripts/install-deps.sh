@@ -1,10 +1,13 @@
 #!/bin/sh
-# Installs the Debian packages memtrack builds, tests and plots with.
-# Idempotent: does nothing when everything is there already.
+# Installs the Debian packages memtrack builds, tests and plots with, or with
+# arguments, those packages instead.  Idempotent: does nothing when
+# everything is there already.
+#   scripts/install-deps.sh [<package>...]
 set -e
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev
 libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time
 libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev"
+[ $# -gt 0 ] && PACKAGES="$*"
 
 missing=
 for p in $PACKAGES; do
