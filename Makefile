@@ -196,9 +196,10 @@ $(OUTPUT)/bench/floor.skel.h: $(OUTPUT)/bench/floor.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
 
-$(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h $(OUTPUT)/util/elf-syms.o $(OUTPUT)/util/util.o
+FLOOR_OBJS := $(addprefix $(OUTPUT)/util/,elf-syms.o util.o uprobe-multi.o)
+$(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h $(FLOOR_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/util/elf-syms.o $(OUTPUT)/util/util.o -lbpf -lelf
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FLOOR_OBJS) -lbpf -lelf
 
 bench: deps
 	$(Q)bench/install-deps.sh

@@ -42,11 +42,9 @@
 
 #include "bench/floor.skel.h"
 #include "util/elf-syms.h"
+#include "util/uprobe-multi.h"
 #include "util/util.h"
 
-/* kernel >= 6.6 uapi values that libbpf 1.1's headers do not have */
-#define FLOOR_TRACE_UPROBE_MULTI	48
-#define FLOOR_UPROBE_MULTI_RETURN	(1U << 0)
 #define MAX_FUNCS			16
 
 static const char *const funcs[] = {
@@ -133,40 +131,15 @@ static int resolve_probes(struct probe_set *ps, bool free_past_test)
 	return 0;
 }
 
-/* the layout of union bpf_attr's link_create for uprobe_multi (kernel 6.6) */
-struct multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 uprobe_flags;
-	__u32 pid;
-	__u32 pad;
-};
-
 static int link_multi(int prog_fd, const struct probe_set *ps, bool ret)
 {
 	uint64_t offs[MAX_FUNCS];
-	struct multi_attr attr = { 0 };
 	unsigned int i, n = 0;
-	int fd;
 
 	for (i = 0; i < ps->n; i++)
 		if (!(ret && ps->is_free[i]))
 			offs[n++] = ps->offsets[i];
-	attr.prog_fd = prog_fd;
-	attr.attach_type = FLOOR_TRACE_UPROBE_MULTI;
-	attr.path = (uintptr_t)ps->libc;
-	attr.offsets = (uintptr_t)offs;
-	attr.cnt = n;
-	attr.uprobe_flags = ret ? FLOOR_UPROBE_MULTI_RETURN : 0;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
+	return uprobe_multi__link(prog_fd, ps->libc, offs, NULL, n, ret);
 }
 
 static int attach_multi(struct floor_bpf *skel, const struct probe_set *ps,
@@ -292,9 +265,9 @@ int main(int argc, char **argv)
 	}
 	if (multi) {
 		bpf_program__set_expected_attach_type(skel->progs.floor_enter,
-						      FLOOR_TRACE_UPROBE_MULTI);
+						      UPROBE_MULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(skel->progs.floor_exit,
-						      FLOOR_TRACE_UPROBE_MULTI);
+						      UPROBE_MULTI_ATTACH_TYPE);
 	}
 	err = floor_bpf__load(skel);
 	if (err) {

@@ -480,8 +480,9 @@ verdict() {	# <value> <op> <limit>
 		print ok ? "met" : "MISSED" }'
 }
 
-floor_p=$(ratio "${ovh[memtrack_procs]}" "${ovh[floor_multi_procs]}")
-floor_t=$(ratio "${ovh[memtrack_threads]}" "${ovh[floor_multi_threads]}")
+# the floor with probes placed as memtrack places them (past free's flag-only test)
+floor_p=$(ratio "${ovh[memtrack_procs]}" "${ovh[floor_skip_procs]}")
+floor_t=$(ratio "${ovh[memtrack_threads]}" "${ovh[floor_skip_threads]}")
 floorperf_p=$(ratio "${ovh[memtrack_procs]}" "${ovh[floor_perf_procs]}")
 floorperf_t=$(ratio "${ovh[memtrack_threads]}" "${ovh[floor_perf_threads]}")
 vs_ht=$(ratio "${proj[memtrack_threads]}" "${proj[heaptrack_threads]}")
@@ -605,7 +606,7 @@ strace_phases() {
 	echo
 	echo "memtrack's overhead per event / the empty-uprobe floor's, same probes, same run:"
 	echo
-	echo "| workload | floor with uprobe_multi link (memtrack's link type) | floor with perf-event links |"
+	echo "| workload | uprobe_multi link, free probed past its test (as memtrack probes) | perf-event links, free at its entry |"
 	echo "|---|---:|---:|"
 	echo "| alloc_storm_procs | $(fmt %.2fx "$floor_p") | $(fmt %.2fx "$floorperf_p") |"
 	echo "| alloc_storm_threads | $(fmt %.2fx "$floor_t") | $(fmt %.2fx "$floorperf_t") |"
@@ -656,7 +657,7 @@ strace_phases() {
 	echo
 	echo "| target | measured | |"
 	echo "|---|---|---|"
-	echo "| overhead per event <= 1.5x the uprobe_multi floor | procs $(fmt %.2fx "$floor_p"), threads $(fmt %.2fx "$floor_t") | $(verdict "$floor_p" '<=' 1.5), $(verdict "$floor_t" '<=' 1.5) |"
+	echo "| overhead per event <= 1.5x the uprobe_multi floor (free probed past its test, as memtrack does) | procs $(fmt %.2fx "$floor_p"), threads $(fmt %.2fx "$floor_t") | $(verdict "$floor_p" '<=' 1.5), $(verdict "$floor_t" '<=' 1.5) |"
 	echo "| slowdown <= heaptrack's (threads; heaptrack does not follow procs' forks) | $(fmt %.1fx "${proj[memtrack_threads]}") vs $(fmt %.1fx "${proj[heaptrack_threads]}") (1-s run) | $(verdict "$vs_ht" '<=' 1) |"
 	echo "| fixed cost of \`memtrack track true\` < 50 ms | $(fmt %.1f "$fixed_ms") ms | $(verdict "$fixed_ms" '<' 50) |"
 	echo "| memtrack peak RSS < 64 MiB on alloc_storm_procs $N $ALLOCS | $(fmt %.1f "$mt_rss_mib") MiB | $(verdict "$mt_rss_mib" '<' 64) |"

@@ -19,12 +19,9 @@
 #include "allocators.h"
 #include "elf-syms.h"
 #include "pressure.h"
+#include "uprobe-multi.h"
 #include "usage.h"
 #include "util.h"
-
-/* from kernel 6.6's uapi, which Debian's libbpf 1.1 headers predate */
-#define MT_BPF_TRACE_UPROBE_MULTI	48
-#define MT_BPF_F_UPROBE_MULTI_RETURN	(1U << 0)
 
 struct bpf_track {
 	struct memtrack_bpf *skel;
@@ -69,9 +66,9 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	skel->rodata->call_graph = opts->call_graph;
 	skel->rodata->discover_allocators = true;
 	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
-					      MT_BPF_TRACE_UPROBE_MULTI);
+					      UPROBE_MULTI_ATTACH_TYPE);
 	bpf_program__set_expected_attach_type(skel->progs.alloc_exit,
-					      MT_BPF_TRACE_UPROBE_MULTI);
+					      UPROBE_MULTI_ATTACH_TYPE);
 	bpf_program__set_autoattach(skel->progs.alloc_enter, false);
 	bpf_program__set_autoattach(skel->progs.alloc_exit, false);
 
@@ -86,39 +83,6 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 fail:
 	bpf_track__close(t);
 	return err < 0 ? err : -EINVAL;
-}
-
-/* BPF_LINK_CREATE for BPF_TRACE_UPROBE_MULTI, laid out as the kernel's union bpf_attr */
-struct uprobe_multi_link_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 uprobe_flags;
-	__u32 pid;
-	__u32 pad;
-};
-
-static int link_uprobe_multi(int prog_fd, const char *path, const __u64 *offsets,
-			     const __u64 *cookies, unsigned int cnt, bool retprobe)
-{
-	struct uprobe_multi_link_attr attr = {
-		.prog_fd = prog_fd,
-		.attach_type = MT_BPF_TRACE_UPROBE_MULTI,
-		.path = (uintptr_t)path,
-		.offsets = (uintptr_t)offsets,
-		.cookies = (uintptr_t)cookies,
-		.cnt = cnt,
-		.uprobe_flags = retprobe ? MT_BPF_F_UPROBE_MULTI_RETURN : 0,
-	};
-	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-
-	return fd < 0 ? -errno : fd;
 }
 
 static int add_link(struct bpf_track *t, int fd)
@@ -138,7 +102,7 @@ static int add_link(struct bpf_track *t, int fd)
 
 /* the offsets to probe: one per address, under the first name (aliases) */
 static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
-				   __u64 *offsets, __u64 *cookies)
+				   uint64_t *offsets, uint64_t *cookies)
 {
 	unsigned int cnt = 0, i, j;
 
@@ -169,7 +133,7 @@ static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
 static int link_binary(struct bpf_track *t, const char *path,
 		       const struct elf_sym_req *reqs, bool returns)
 {
-	__u64 offsets[nr_alloc_symbols], cookies[nr_alloc_symbols];
+	uint64_t offsets[nr_alloc_symbols], cookies[nr_alloc_symbols];
 	struct bpf_program *prog = returns ? t->skel->progs.alloc_exit :
 					     t->skel->progs.alloc_enter;
 	unsigned int cnt = unique_offsets(reqs, returns, offsets, cookies);
@@ -177,7 +141,7 @@ static int link_binary(struct bpf_track *t, const char *path,
 
 	if (!cnt)
 		return 0;
-	fd = link_uprobe_multi(bpf_program__fd(prog), path, offsets, cookies, cnt, returns);
+	fd = uprobe_multi__link(bpf_program__fd(prog), path, offsets, cookies, cnt, returns);
 	if (fd < 0)
 		return fd;
 	err = add_link(t, fd);
