@@ -210,7 +210,7 @@ doc:
 	$(Q)$(MAKE) -C Documentation OUTPUT=$(abspath $(OUTPUT))/Documentation
 
 check:
-	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh scripts/*.sh .ci/run
+	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh scripts/*.sh bench/*.sh .ci/run
 
 clean:
 	$(call msg,CLEAN,)

@@ -3,6 +3,7 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 MEMTRACK=${MEMTRACK:-$TOP/memtrack}
+# shellcheck disable=SC2034 # used by the scripts that source this
 WORKLOADS=$TOP/tests/workloads
 failures=0
 
