@@ -544,7 +544,7 @@ static int finish_pipeline(struct track_session *s)
 {
 	int err, ret = 0;
 
-	bpf_track__detach(s->bpf);
+	bpf_track__detach(s->bpf, s->guardian_fd);
 	err = poller__stop(&s->events);
 	if (s->resolver) {
 		int stacks_err = poller__stop(&s->stacks);

@@ -128,9 +128,16 @@ struct {
 	__type(value, struct syscall_state);
 } syscalls SEC(".maps");
 
+/*
+ * Set by userspace when the run ends: the probes stay attached a little
+ * longer (the guardian releases them, off memtrack's exit path) but
+ * produce nothing more.
+ */
+__u32 tracing_done = 0;
+
 static __always_inline bool is_tracked(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+	return !tracing_done && bpf_map_lookup_elem(&tracked, &tgid) != NULL;
 }
 
 static __always_inline void count_drop(__u32 ring)
@@ -228,6 +235,8 @@ static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 	__u64 id = bpf_get_current_pid_tgid();
 	struct mt_alloc_event *e;
 
+	if (tracing_done)
+		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(MT_RING_EVENTS);
@@ -319,6 +328,8 @@ static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
 {
 	struct mt_proc_event *e;
 
+	if (tracing_done)
+		return NULL;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(MT_RING_EVENTS);

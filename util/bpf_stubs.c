@@ -82,9 +82,9 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	return 0;
 }
 
-void bpf_track__detach(struct bpf_track *t)
+void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
-	(void)t;
+	(void)t, (void)guardian_fd;
 }
 
 void bpf_track__close(struct bpf_track *t)

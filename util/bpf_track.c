@@ -428,10 +428,13 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	return sum;
 }
 
-void bpf_track__detach(struct bpf_track *t)
+void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
 	int i;
 
+	__atomic_store_n(&t->skel->bss->tracing_done, 1, __ATOMIC_RELEASE);
+	if (guardian_fd >= 0 && t->nlinks)
+		pressure__hand_over(guardian_fd, t->links, t->nlinks);
 	for (i = 0; i < t->nlinks; i++)
 		close(t->links[i]);
 	t->nlinks = 0;
@@ -445,7 +448,7 @@ void bpf_track__close(struct bpf_track *t)
 {
 	if (!t)
 		return;
-	bpf_track__detach(t);
+	bpf_track__detach(t, -1);
 	memtrack_bpf__destroy(t->skel);
 	free(t->inspected);
 	free(t);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -123,26 +124,60 @@ static bool any_program_alive(const uint32_t *ids, int n)
 	return false;
 }
 
-static void guardian_main(int pipe_fd, int map_fd, const uint32_t *prog_ids, int nprogs)
+#define MAX_HANDED_FDS 256
+
+/* takes fds sent with SCM_RIGHTS; 0 at EOF (memtrack is gone) */
+static ssize_t receive_fds(int sock, int *fds, int *nfds)
+{
+	char data[64], control[CMSG_SPACE(sizeof(int) * 32)];
+	struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+
+	if (n <= 0)
+		return n;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		int *in = (int *)CMSG_DATA(c), k, count;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < count; k++) {
+			if (*nfds < MAX_HANDED_FDS)
+				fds[(*nfds)++] = in[k];
+			else
+				close(in[k]);
+		}
+	}
+	return n;
+}
+
+static void guardian_main(int sock, int map_fd, const uint32_t *prog_ids, int nprogs)
 {
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
-	int i;
-	char c;
+	int fds[MAX_HANDED_FDS], nfds = 0, i;
 
 	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
 		signal(sigs[i], SIG_IGN);
 	prctl(PR_SET_NAME, "memtrack-guard");
 	/* keep nothing of memtrack's open: above all not its BPF links */
-	if (dup2(pipe_fd, 3) < 0 || dup2(map_fd, 4) < 0)
+	if (dup2(sock, 3) < 0 || dup2(map_fd, 4) < 0)
 		_exit(1);
 	close_range(5, ~0U, 0);
 
 	for (;;) {
-		ssize_t n = read(3, &c, 1);
+		ssize_t n = receive_fds(3, fds, &nfds);
 
 		if (n == 0 || (n < 0 && errno != EINTR))
 			break;
 	}
+	/* links memtrack handed over, so that releasing them does not delay its exit */
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
 	/*
 	 * memtrack is gone, but its programs may still run (and stop
 	 * processes) until the kernel has released its links: keep resuming
@@ -158,10 +193,10 @@ static void guardian_main(int pipe_fd, int map_fd, const uint32_t *prog_ids, int
 
 int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs)
 {
-	int fds[2], high_pipe, high_map;
+	int fds[2], high_sock, high_map;
 	pid_t pid;
 
-	if (pipe2(fds, O_CLOEXEC))
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds))
 		return -errno;
 	pid = fork();
 	if (pid < 0) {
@@ -173,12 +208,38 @@ int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs)
 	}
 	if (pid == 0) {
 		close(fds[1]);
-		high_pipe = fcntl(fds[0], F_DUPFD, 1000);
+		high_sock = fcntl(fds[0], F_DUPFD, 1000);
 		high_map = fcntl(map_fd, F_DUPFD, 1000);
-		if (high_pipe < 0 || high_map < 0)
+		if (high_sock < 0 || high_map < 0)
 			_exit(1);
-		guardian_main(high_pipe, high_map, prog_ids, nprogs);
+		guardian_main(high_sock, high_map, prog_ids, nprogs);
 	}
 	close(fds[0]);
 	return fds[1];
+}
+
+int pressure__hand_over(int guardian_fd, const int *fds, int n)
+{
+	char control[CMSG_SPACE(sizeof(int) * 32)], byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	int i, chunk;
+
+	for (i = 0; i < n; i += chunk) {
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = control,
+		};
+		struct cmsghdr *c;
+
+		chunk = n - i < 32 ? n - i : 32;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * chunk);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * chunk);
+		memcpy(CMSG_DATA(c), fds + i, sizeof(int) * chunk);
+		if (sendmsg(guardian_fd, &msg, MSG_NOSIGNAL) < 0)
+			return -errno;
+	}
+	return 0;
 }

@@ -26,10 +26,16 @@ int pressure__resume_attached(int map_fd, pid_t pid);
 
 /*
  * Forks a guardian that resumes what the map records once memtrack is gone,
- * however it ends (even SIGKILL): it waits for EOF on a pipe whose write end
- * memtrack keeps, then resumes until the programs that stop processes
- * (prog_ids) are freed.  Returns the write end, or -errno.
+ * however it ends (even SIGKILL): it waits for EOF on a socket whose other
+ * end memtrack keeps, then resumes until the programs that stop processes
+ * (prog_ids) are freed.  Returns memtrack's end, or -errno.
  */
 int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs);
+/*
+ * Gives fds (uprobe links) to the guardian, which closes them once memtrack
+ * is gone: unregistering uprobes takes tens of ms that memtrack's exit then
+ * does not wait for.
+ */
+int pressure__hand_over(int guardian_fd, const int *fds, int n);
 
 #endif
