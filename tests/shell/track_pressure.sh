@@ -56,6 +56,30 @@ test_stats_of_a_real_run() {
 		"$(awk '$1 == "events" { print $10 }' "$tmp/summary")"
 }
 
+test_drops_are_loud() {
+	# a watermark at the very top of a tiny ring: reservations fail before any stop
+	local rc=0
+	"$MEMTRACK" track -o "$tmp/drops" --ring-size events=4K --pressure-watermark 99 \
+		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 2000 2>"$tmp/err" || rc=$?
+	expect_eq "drops: memtrack fails the run" 128 "$rc"
+	if grep -q "events were dropped: the artifact is incomplete" "$tmp/err"; then
+		pass "drops: says so"
+	else
+		fail "drops: says so" "$(cat "$tmp/err")"
+	fi
+	report_json "$(ls "$tmp"/drops/*.msgpack)" "$tmp/d.json"
+	if [ "$(jq .meta.drops.events "$tmp/d.json")" -gt 0 ]; then
+		pass "drops: counted in the artifact"
+	else
+		fail "drops: counted in the artifact" "$(jq -c .meta "$tmp/d.json")"
+	fi
+	rc=0
+	"$MEMTRACK" track -q --tolerate-drops -o "$tmp/drops" --ring-size events=4K \
+		--pressure-watermark 99 --poll-interval 2000 -- \
+		"$WORKLOADS/alloc_storm_procs" 16 2000 2>/dev/null || rc=$?
+	expect_eq "drops: --tolerate-drops gives the command's status" 0 "$rc"
+}
+
 test_stats_env() {
 	MEMTRACK_STATS=$tmp/env.jsonl "$MEMTRACK" track -q -o "$tmp" -- "$WORKLOADS/malloc_free"
 	expect_eq "stats: MEMTRACK_STATS" 1 "$(grep -c '"k":"ring_open"' "$tmp/env.jsonl")"
@@ -66,5 +90,6 @@ test_stats_env() {
 test_pressure_no_loss
 test_stats_rows
 test_stats_of_a_real_run
+test_drops_are_loud
 test_stats_env
 finish
