@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "builtin.h"
@@ -117,22 +118,43 @@ static int run_builtin(struct cmd_struct *p, int argc, const char **argv)
 	return 0;
 }
 
+/* the options of a command, from its own -h, when no manual page is installed */
+static int show_usage_of(struct cmd_struct *p)
+{
+	const char *argv[] = { p->cmd, "-h", NULL };
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		exit(p->fn(2, argv));
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return error_errno("cannot show the usage of '%s'", p->cmd);
+	return 0;
+}
+
 int cmd_help(int argc, const char **argv)
 {
-	char page[64];
+	struct cmd_struct *p;
+	char page[64], command[128];
+	int status;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		list_commands(stdout);
 		return 0;
 	}
-	if (!find_command(argv[1]))
+	p = find_command(argv[1]);
+	if (!p)
 		return unknown_command(argv[1]);
 	snprintf(page, sizeof(page), "memtrack-%s", argv[1]);
-	execlp("man", "man", page, (char *)NULL);
-	/* no man page installed: the usage is the next best thing */
-	argv[0] = argv[1];
-	argv[1] = "-h";
-	return run_builtin(find_command(argv[0]), 2, argv);
+	snprintf(command, sizeof(command), "man %s 2>/dev/null", page);
+	status = system(command);
+	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	fprintf(stderr, "no manual page %s installed (make doc builds it); its usage:\n\n",
+		page);
+	return show_usage_of(p);
 }
 
 int main(int argc, const char **argv)

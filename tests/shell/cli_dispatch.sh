@@ -31,6 +31,19 @@ test_every_command_h() {
 	done
 }
 
+test_help_command() {
+	local c
+	for c in $("$MEMTRACK" --list-cmds); do
+		MANPATH=/nonexistent expect_eq "help $c exits 0" 0 "$(status "$MEMTRACK" help "$c")"
+		if grep -q "usage: memtrack $c" "$tmp/err" || grep -qi "memtrack-$c" "$tmp/out"; then
+			pass "help $c shows its page or its usage"
+		else
+			fail "help $c shows its page or its usage" "$(head -3 "$tmp/err")"
+		fi
+	done
+	expect_eq "help of an unknown command exits 129" 129 "$(status "$MEMTRACK" help bogus)"
+}
+
 test_usage_matches_man_page() {
 	local c page first
 	for c in $("$MEMTRACK" --list-cmds); do
@@ -58,6 +71,7 @@ test_unknown() {
 
 test_lists
 test_every_command_h
+test_help_command
 test_usage_matches_man_page
 test_unknown
 finish
