@@ -367,10 +367,12 @@ int BPF_KPROBE(alloc_enter)
 		__u64 ptr = PT_REGS_PARM1(ctx);
 
 		if (ptr)
-			emit_alloc_stack(MT_FREE, ptr, 0, 0, capture_stack(ctx));
+			emit_alloc(MT_FREE, ptr, 0, 0);
 		return 0;
 	}
-	new.stack = capture_stack(ctx);
+	/* a free's stack tells nothing the allocation's does not */
+	if (shape != MT_SHAPE_FREE_WRAPPER)
+		new.stack = capture_stack(ctx);
 	new.shape = shape;
 	new.depth = 1;
 	new.args[0] = PT_REGS_PARM1(ctx);
