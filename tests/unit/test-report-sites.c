@@ -56,32 +56,13 @@ struct artifact_spec {
 
 static void pack_event(msgpack_packer *pk, const struct ev *e, uint64_t ts)
 {
-	bool has_size = e->kind != MT_FREE, has_old = e->kind == MT_REALLOC;
-	bool has_stack = e->stack != NO_STACK;
+	struct mt_alloc_event ae = {
+		.kind = e->kind, .pid = e->pid, .tid = e->pid, .ts = ts,
+		.addr = e->addr, .size = e->size, .old_addr = e->old_addr,
+		.stack = e->stack == NO_STACK ? 0 : e->stack,
+	};
 
-	msgpack_pack_map(pk, 5 + has_size + has_old + has_stack);
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, e->pid);
-	pack_key(pk, "tid");
-	msgpack_pack_int32(pk, e->pid);
-	pack_key(pk, "timestamp");
-	msgpack_pack_uint64(pk, ts);
-	pack_key(pk, "addr");
-	msgpack_pack_uint64(pk, e->addr);
-	pack_key(pk, "type");
-	pack_str(pk, mt_kind__name(e->kind));
-	if (has_size) {
-		pack_key(pk, "size");
-		msgpack_pack_uint64(pk, e->size);
-	}
-	if (has_old) {
-		pack_key(pk, "old_addr");
-		msgpack_pack_uint64(pk, e->old_addr);
-	}
-	if (has_stack) {
-		pack_key(pk, "stack");
-		msgpack_pack_uint64(pk, e->stack);
-	}
+	pack_alloc_event(pk, &ae);
 }
 
 static void pack_frame(msgpack_packer *pk, const struct frame *f)
