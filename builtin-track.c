@@ -133,18 +133,22 @@ static int parse_ring_size(const struct option *opt __maybe_unused, const char *
 	return 0;
 }
 
-static void forward_signal(int sig)
+/*
+ * A signal sent to memtrack goes to the command.  One from the terminal
+ * (Ctrl-C: SI_KERNEL) went to the command's process group already.
+ */
+static void forward_signal(int sig, siginfo_t *info, void *uc __maybe_unused)
 {
-	if (forward_to > 0)
-		kill(forward_to, sig);
-	else
+	if (forward_to <= 0)
 		interrupted = sig;
+	else if (info->si_code != SI_KERNEL)
+		kill(forward_to, sig);
 }
 
 static void install_signal_forwarding(pid_t child)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	struct sigaction sa = { .sa_handler = forward_signal };
+	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO };
 	size_t i;
 
 	forward_to = child;
@@ -214,6 +218,24 @@ static void prepare_output_dir(struct track_session *s)
 		die_errno("output directory '%s' is not writable", opts.output_dir);
 	if (!existed)
 		chown_to_user(&s->run_as, opts.output_dir);
+}
+
+/* BPF sees the initial namespace's pids; memtrack's own must be the same */
+static void check_pid_namespace(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	int nested = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6))
+			nested = strchr(line + 7, '\t') != NULL || strchr(line + 7, ' ') != NULL;
+	fclose(f);
+	if (nested)
+		die("memtrack track runs in a pid namespace of its own: BPF sees the "
+		    "host's pids; run it in the initial pid namespace (e.g. docker --pid=host)");
 }
 
 static void load_bpf(struct track_session *s)
@@ -426,6 +448,7 @@ static void run_child(struct track_session *s)
 		if (errno != EINTR)
 			die_errno("waitpid");
 	}
+	forward_to = -1;	/* reaped: its pid may be anyone's now */
 	s->end_ns = now_ns();
 }
 
@@ -488,8 +511,6 @@ static void run_attached(struct track_session *s)
 {
 	install_signal_forwarding(0);
 	block_forwarded_signals(SIG_UNBLOCK);
-	s->start_ns = now_ns();
-	attach_to_tree(s);
 	if (!opts.quiet)
 		fprintf(stderr, "memtrack: tracking pid %s and its descendants; "
 			"Ctrl-C to stop\n", opts.attach_pids);
@@ -544,15 +565,18 @@ static int finish_pipeline(struct track_session *s)
 {
 	int err, ret = 0;
 
-	bpf_track__detach(s->bpf, s->guardian_fd);
+	bpf_track__stop_tracing(s->bpf);
 	err = poller__stop(&s->events);
 	if (s->resolver) {
 		int stacks_err = poller__stop(&s->stacks);
 
 		err = err ? err : stacks_err;
-		/* every fork and exec is known now: the rest of the stacks resolve */
-		resolver__finish(s->resolver);
 	}
+	/* the pollers may have added links until they stopped */
+	bpf_track__detach(s->bpf, s->guardian_fd);
+	/* every fork and exec is known now: the rest of the stacks resolve */
+	if (s->resolver)
+		resolver__finish(s->resolver);
 	/* whatever is still recorded as stopped by us is resumed now */
 	pressure__release_all(bpf_track__pressure_fd(s->bpf));
 	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS) +
@@ -756,6 +780,9 @@ int cmd_track(int argc, const char **argv)
 		chown_to_user(&s.run_as, opts.stats_path);
 	}
 	prepare_output_dir(&s);
+	check_pid_namespace();
+	/* a command that dies before its start must not kill us through the go pipe */
+	signal(SIGPIPE, SIG_IGN);
 	load_bpf(&s);
 	proc_table__init(&s.procs);
 
@@ -782,6 +809,11 @@ int cmd_track(int argc, const char **argv)
 	if (setpriority(PRIO_PROCESS, 0, PIPELINE_NICE))
 		pr_debug("cannot raise memtrack's priority: %s\n", strerror(errno));
 	block_forwarded_signals(SIG_BLOCK);
+	if (s.attach) {
+		/* before the poller runs: both would change the same tables */
+		s.start_ns = now_ns();
+		attach_to_tree(&s);
+	}
 	start_pipeline(&s);
 	if (s.attach)
 		run_attached(&s);

@@ -177,8 +177,9 @@ static __always_inline void submit_event(void *rec)
 		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 		return;
 	}
-	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	/* recorded before the wakeup, or the woken poller may find nothing to release */
 	stop_for_pressure(0);
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
 
 /* stops the current process until userspace has inspected what it mapped */
@@ -284,6 +285,7 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 	__u32 zero = 0, tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_stack_record *rec;
 	__u64 hash, id, *known;
+	bool full;
 	long len;
 
 	if (call_graph != MT_CALL_GRAPH_FP)
@@ -311,15 +313,17 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 	len = offsetof(struct mt_stack_record, ips) + rec->nr * sizeof(__u64);
 	if (len > sizeof(*rec))
 		len = sizeof(*rec);
+	/* will it be past the watermark once this record is in */
+	full = stacks_watermark &&
+	       bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA) + len >= stacks_watermark;
+	if (full)
+		stop_for_pressure(MT_STOPPED_BY_STACKS);
 	if (bpf_ringbuf_output(&stacks, rec, len,
-			       above_watermark(&stacks, stacks_watermark) ?
-			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+			       full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		count_drop(MT_RING_STACKS);
 		bpf_map_delete_elem(&stack_ids, &hash);
 		return 0;
 	}
-	if (above_watermark(&stacks, stacks_watermark))
-		stop_for_pressure(MT_STOPPED_BY_STACKS);
 	return id;
 }
 
@@ -488,11 +492,15 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		emit_alloc(MT_MMAP, ret, st.args[1], 0);
 		if (st.args[2] & PROT_EXEC) {
 			struct mt_file_id file = {};
+			bool unknown;
 
-			bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_id, &file, 0);
+			/* it fails when another thread holds the mmap lock: look anyway */
+			unknown = bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_id,
+					       &file, 0) != 0;
 			/* with call graphs, userspace records every new code mapping */
-			if (file.ino && (discover_allocators || call_graph != MT_CALL_GRAPH_NO))
-				stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO,
+			if ((file.ino || unknown) &&
+			    (discover_allocators || call_graph != MT_CALL_GRAPH_NO))
+				stop_for_attach(&file, unknown || call_graph != MT_CALL_GRAPH_NO,
 						MT_NEW_CODE_MMAP);
 		}
 		break;

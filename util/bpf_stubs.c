@@ -82,6 +82,11 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	return 0;
 }
 
+void bpf_track__stop_tracing(struct bpf_track *t)
+{
+	(void)t;
+}
+
 void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
 	(void)t, (void)guardian_fd;

@@ -31,6 +31,7 @@ struct bpf_track {
 	size_t ninspected, inspected_cap;
 	unsigned int attached_files;
 	unsigned int probe_failures;
+	int last_probe_error;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -211,14 +212,22 @@ static int attach_binary(struct bpf_track *t, const char *path, const char *name
 #if defined(__x86_64__)
 	skip_harmless_prologue(path, reqs);
 #endif
+	/*
+	 * Return probes first: a return without a call state is ignored, but
+	 * a call entered before its return probe existed would leave a state
+	 * that makes every later call of that thread look nested.
+	 */
+	err = link_binary(t, path, reqs, true);
+	if (err < 0)
+		return err;
 	n = link_binary(t, path, reqs, false);
-	if (n > 0) {
-		err = link_binary(t, path, reqs, true);
-		if (err < 0)
-			return err;
-		t->attached_files++;
-		pr_debug("probed %d allocator functions in %s\n", n, name);
+	if (n <= 0) {
+		if (err > 0)
+			close(t->links[--t->nlinks]);
+		return n;
 	}
+	t->attached_files++;
+	pr_debug("probed %d allocator functions in %s\n", n, name);
 	return n;
 }
 
@@ -275,6 +284,7 @@ static int inspect_file(struct bpf_track *t, const struct mt_file_id *id,
 static void probe_failed(struct bpf_track *t, const char *file, int err)
 {
 	t->probe_failures++;
+	t->last_probe_error = err;
 	warning("cannot probe the allocator functions of '%s': %s%s", file,
 		strerror(-err), err == -EINVAL ?
 		" (another tool's uprobe there with a reference counter? see dmesg)" : "");
@@ -343,22 +353,26 @@ static int find_libc(struct dl_phdr_info *info, size_t size __maybe_unused, void
 	return 0;
 }
 
+/*
+ * The libc memtrack itself maps is the one its commands will map: inspect
+ * memtrack's own mappings, with the (device, inode) that BPF sees (stat()'s
+ * differs on overlayfs and btrfs).
+ */
 int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 {
 	static char resolved[PATH_MAX];
 	const char *name = NULL;
-	struct mt_file_id id;
-	struct stat st;
-	int n;
+	unsigned int failures = t->probe_failures;
+	int err;
 
 	dl_iterate_phdr(find_libc, &name);
-	if (!name || !realpath(name, resolved) || stat(resolved, &st))
-		return -ENOENT;
-	*path = resolved;
-	id.dev = kernel_dev(major(st.st_dev), minor(st.st_dev));
-	id.ino = st.st_ino;
-	n = inspect_file(t, &id, resolved, resolved);
-	return n < 0 ? n : n == 0 ? -ENOENT : 0;
+	*path = name && realpath(name, resolved) ? resolved : NULL;
+	err = bpf_track__inspect_process(t, getpid());
+	if (err)
+		return err;
+	if (t->probe_failures > failures)
+		return t->last_probe_error;
+	return t->attached_files ? 0 : -ENOENT;
 }
 
 int bpf_track__track_pid(struct bpf_track *t, pid_t pid)
@@ -428,11 +442,16 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	return sum;
 }
 
+void bpf_track__stop_tracing(struct bpf_track *t)
+{
+	__atomic_store_n(&t->skel->bss->tracing_done, 1, __ATOMIC_RELEASE);
+}
+
 void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
 	int i;
 
-	__atomic_store_n(&t->skel->bss->tracing_done, 1, __ATOMIC_RELEASE);
+	bpf_track__stop_tracing(t);
 	if (guardian_fd >= 0 && t->nlinks)
 		pressure__hand_over(guardian_fd, t->links, t->nlinks);
 	for (i = 0; i < t->nlinks; i++)

@@ -36,10 +36,13 @@ int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring);
+/* ends the run: the probes produce nothing more, though still attached */
+void bpf_track__stop_tracing(struct bpf_track *t);
 /*
- * Ends the run: the probes produce nothing more (they are detached by the
- * guardian, when guardian_fd >= 0, after memtrack's exit); the maps stay
- * readable.
+ * Detaches every probe: the uprobe links go to the guardian, when
+ * guardian_fd >= 0, which closes them after memtrack's exit (their release
+ * is slow); the maps stay readable.  Call it after the pollers stopped:
+ * they may add links.
  */
 void bpf_track__detach(struct bpf_track *t, int guardian_fd);
 void bpf_track__close(struct bpf_track *t);

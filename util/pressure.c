@@ -159,15 +159,26 @@ static ssize_t receive_fds(int sock, int *fds, int *nfds)
 static void guardian_main(int sock, int map_fd, const uint32_t *prog_ids, int nprogs)
 {
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
-	int fds[MAX_HANDED_FDS], nfds = 0, i;
+	int fds[MAX_HANDED_FDS], nfds = 0, i, null_fd;
 
 	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
 		signal(sigs[i], SIG_IGN);
 	prctl(PR_SET_NAME, "memtrack-guard");
-	/* keep nothing of memtrack's open: above all not its BPF links */
+	/*
+	 * Keep nothing of memtrack's open: not its BPF links, and not its
+	 * stdout, or `$(memtrack track ...)` would wait for the guardian.
+	 */
 	if (dup2(sock, 3) < 0 || dup2(map_fd, 4) < 0)
 		_exit(1);
 	close_range(5, ~0U, 0);
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd >= 0) {
+		dup2(null_fd, 0);
+		dup2(null_fd, 1);
+		dup2(null_fd, 2);
+		if (null_fd > 4)
+			close(null_fd);
+	}
 
 	for (;;) {
 		ssize_t n = receive_fds(3, fds, &nfds);
@@ -208,8 +219,9 @@ int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs)
 	}
 	if (pid == 0) {
 		close(fds[1]);
-		high_sock = fcntl(fds[0], F_DUPFD, 1000);
-		high_map = fcntl(map_fd, F_DUPFD, 1000);
+		/* above 4, so that moving them to 3 and 4 clobbers neither */
+		high_sock = fcntl(fds[0], F_DUPFD, 5);
+		high_map = fcntl(map_fd, F_DUPFD, 5);
 		if (high_sock < 0 || high_map < 0)
 			_exit(1);
 		guardian_main(high_sock, high_map, prog_ids, nprogs);

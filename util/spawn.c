@@ -60,9 +60,10 @@ static void child_main(int go_fd, const char *const argv[], const struct run_as 
 {
 	char go;
 
-	if (read(go_fd, &go, 1) != 1)
-		_exit(128);	/* memtrack gave up before starting us */
-	close(go_fd);
+	/*
+	 * Before waiting: from the go on, every allocation is tracked, and
+	 * dropping privileges allocates (NSS lookups).
+	 */
 	signal(SIGPIPE, SIG_DFL);
 	setpriority(PRIO_PROCESS, 0, as->nice);
 	if (as->set && drop_privileges(as)) {
@@ -70,6 +71,9 @@ static void child_main(int go_fd, const char *const argv[], const struct run_as 
 			(unsigned int)as->uid, strerror(errno));
 		_exit(126);
 	}
+	if (read(go_fd, &go, 1) != 1)
+		_exit(128);	/* memtrack gave up before starting us */
+	close(go_fd);
 	execvp(argv[0], (char *const *)argv);
 	fprintf(stderr, "memtrack: %s: %s\n", argv[0],
 		errno == ENOENT ? "command not found" : strerror(errno));
