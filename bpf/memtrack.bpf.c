@@ -296,8 +296,12 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 	len = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
 	if (len <= 0)
 		return 0;
+#if defined(__TARGET_ARCH_arm64)
+	rec->ips[0] = PT_REGS_RET(ctx);		/* the link register */
+#else
 	if (bpf_probe_read_user(&rec->ips[0], sizeof(__u64), (void *)PT_REGS_SP(ctx)))
 		return 0;
+#endif
 	rec->nr = len / sizeof(__u64);
 	hash = hash_stack(tgid, rec->ips, rec->nr);
 	known = bpf_map_lookup_elem(&stack_ids, &hash);
