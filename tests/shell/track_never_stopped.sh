@@ -17,7 +17,7 @@ trap cleanup EXIT TERM INT
 
 # the workload's processes (memtrack's own command line names them too)
 workers() {
-	pgrep -f "^$WORKLOADS/alloc_storm_procs 4 30000"
+	pgrep -f "^$WORKLOADS/alloc_storm_procs 4 300000"
 }
 
 have_workers() { [ -n "$(workers)" ]; }
@@ -36,7 +36,7 @@ stopped_workers() {
 test_sigkill_resumes() {
 	# a tiny ring and memtrack itself frozen: the workers stop at the watermark
 	"$MEMTRACK" track -q -o "$tmp" --ring-size events=16K \
-		"$WORKLOADS/alloc_storm_procs 4 30000; echo \$? > $tmp/done" &
+		"$WORKLOADS/alloc_storm_procs 4 300000; echo \$? > $tmp/done" &
 	mt=$!
 	wait_for 20 have_workers
 	kill -STOP "$mt"
