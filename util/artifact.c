@@ -10,6 +10,7 @@
  * allocates by a length read from the file unless the bytes that length
  * promises are already in out[].
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -56,6 +57,7 @@ struct artifact {
 	size_t frames_cap;
 
 	struct artifact_record rec;
+	bool rec_clean;		/* rec's fields but an event's are all zero */
 	uint64_t records, skipped;
 	int error;
 	uint64_t error_offset;
@@ -581,6 +583,136 @@ static int read_type(const struct mp_token *v, struct artifact_record *rec)
 	return 0;
 }
 
+/* ---- the fast path: events as memtrack's encoder packs them ------------ */
+
+/*
+ * pack_alloc_event() writes a fixmap of 5 to 8 entries with fixstr keys in
+ * one order: pid, tid, timestamp, addr, type, then size, old_addr, stack
+ * when present; the type as a fixstr; every number as msgpack-c packs a
+ * non-negative one, in its smallest unsigned encoding.  read_event_fast()
+ * decodes exactly that, straight from the bytes, and gives up on anything
+ * else, leaving read_record()'s generic decoder to decode the record again
+ * from its start: other record types, other key orders or encodings,
+ * unknown keys, and records near the end of the bytes at hand.  So it
+ * decides nothing the generic decoder would decide otherwise.
+ *
+ * Bounds: it only starts with FAST_MAX bytes at hand, and the layout it
+ * accepts can touch no more than that: the map header, then per entry the
+ * key (its length checked before it is passed) and at most 9 bytes of value
+ * (an integer is read with one 8-byte load after its first byte, even when
+ * shorter) or a fixstr type of at most 32 bytes.
+ */
+#define FAST_KEY(s)	(sizeof(s) - 1)		/* s includes its fixstr byte */
+#define FAST_MAX	(1 + FAST_KEY("\xa3pid") + 9 + FAST_KEY("\xa3tid") + 9 + \
+			 FAST_KEY("\xa9timestamp") + 9 + FAST_KEY("\xa4" "addr") + 9 + \
+			 FAST_KEY("\xa4type") + 32 + FAST_KEY("\xa4size") + 9 + \
+			 FAST_KEY("\xa8old_addr") + 9 + FAST_KEY("\xa5stack") + 9)
+
+/*
+ * A non-negative integer in an unsigned encoding at p, 9 bytes readable;
+ * returns the bytes it takes, 0 for any other encoding.
+ */
+static inline __attribute__((always_inline)) unsigned int fast_uint(const unsigned char *p, uint64_t *v)
+{
+	unsigned int b = *p, n;
+	uint64_t raw;
+
+	if (b <= 0x7f) {
+		*v = b;
+		return 1;
+	}
+	if (b - 0xcc > 3)
+		return 0;
+	n = 1u << (b - 0xcc);		/* 0xcc..0xcf: 1, 2, 4, 8 bytes */
+	memcpy(&raw, p + 1, 8);
+	*v = be64toh(raw) >> (64 - 8 * n);
+	return 1 + n;
+}
+
+/* the key s (its fixstr byte included) at *pp: true and *pp past it */
+#define FAST_KEY_AT(pp, s)						\
+	(!memcmp(*(pp), s, FAST_KEY(s)) ? (*(pp) += FAST_KEY(s), true) : false)
+
+/* an integer key and its value: true and *pp past both */
+static inline __attribute__((always_inline)) bool fast_entry(const unsigned char **pp, const char *key,
+			      unsigned int key_len, uint64_t *v)
+{
+	const unsigned char *p = *pp;
+	unsigned int n;
+
+	if (memcmp(p, key, key_len))
+		return false;
+	n = fast_uint(p + key_len, v);
+	if (!n)
+		return false;
+	*pp = p + key_len + n;
+	return true;
+}
+
+#define FAST_ENTRY(pp, s, v)	fast_entry(pp, s, FAST_KEY(s), v)
+
+/* true and c->p past the record when it is an event as the encoder packs it */
+static bool read_event_fast(struct artifact *a, struct cursor *c,
+			    struct artifact_record *rec)
+{
+	const unsigned char *p = c->p;
+	uint64_t pid, tid, ts, addr, v;
+	unsigned int n, len;
+	uint32_t has = AR_HAS(AF_PID) | AR_HAS(AF_TID) | AR_HAS(AF_TIMESTAMP) |
+		       AR_HAS(AF_ADDR);
+	int kind;
+
+	if ((size_t)(c->end - p) < FAST_MAX || *p < 0x85 || *p > 0x88)
+		return false;
+	n = *p++ - 0x85;		/* entries after type */
+	if (!FAST_ENTRY(&p, "\xa3pid", &pid) || pid > INT32_MAX ||
+	    !FAST_ENTRY(&p, "\xa3tid", &tid) || tid > INT32_MAX ||
+	    !FAST_ENTRY(&p, "\xa9timestamp", &ts) ||
+	    !FAST_ENTRY(&p, "\xa4" "addr", &addr) ||
+	    !FAST_KEY_AT(&p, "\xa4type") || (*p & 0xe0) != 0xa0)
+		return false;
+	len = *p & 0x1f;
+	kind = type_lookup(p + 1, len);
+	if (kind <= 0)
+		return false;
+	p += 1 + len;
+
+	/* a memset per event costs more than the rest; one per run of them */
+	if (!a->rec_clean || rec != &a->rec) {
+		memset(rec, 0, sizeof(*rec));
+		a->rec_clean = rec == &a->rec;
+	}
+	rec->type = ARTIFACT_EVENT;
+	rec->kind = kind;
+	rec->pid = pid;
+	rec->tid = tid;
+	rec->timestamp = ts;
+	rec->addr = addr;
+	rec->size = 0;
+	rec->old_addr = 0;
+	rec->stack = 0;
+	if (n && FAST_ENTRY(&p, "\xa4size", &v)) {
+		rec->size = v;
+		has |= AR_HAS(AF_SIZE);
+		n--;
+	}
+	if (n && FAST_ENTRY(&p, "\xa8old_addr", &v)) {
+		rec->old_addr = v;
+		has |= AR_HAS(AF_OLD_ADDR);
+		n--;
+	}
+	if (n && FAST_ENTRY(&p, "\xa5stack", &v)) {
+		rec->stack = v;
+		has |= AR_HAS(AF_STACK);
+		n--;
+	}
+	if (n)
+		return false;
+	rec->has = has;
+	c->p = p;
+	return true;
+}
+
 static int set_reason(struct artifact *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -603,8 +735,12 @@ static int read_record(struct artifact *a, struct cursor *c,
 	uint32_t i;
 	int err;
 
-	memset(rec, 0, sizeof(*rec));
 	a->strings_len = 0;
+	if (read_event_fast(a, c, rec))
+		return 0;
+	/* the fast path may have written to rec before giving up */
+	memset(rec, 0, sizeof(*rec));
+	a->rec_clean = false;	/* the fields set below can be any */
 	err = mp_next(c, &map);
 	if (err == MP_BAD)
 		return set_reason(a, "invalid msgpack byte 0x%02x", *start);

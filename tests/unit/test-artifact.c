@@ -341,6 +341,227 @@ static void test_codspeed_style(void)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/*
+ * The reader's fast path for events as pack_alloc_event() writes them, and
+ * its fallback to the generic decoder for everything else: each case is one
+ * record, then enough encoder events after it that the fast path has the
+ * bytes at hand to try it.  A case the fast path got wrong would show here
+ * as a field or presence bit different from the generic decoder's reading.
+ */
+struct layout_case {
+	const char *what;
+	const char *bytes;
+	size_t len;
+	enum artifact_type type;
+	enum mt_kind kind;
+	uint32_t has;
+	int32_t pid, tid;
+	uint64_t timestamp, addr, size, old_addr, stack;
+	bool bad_after;		/* the bytes after the record are not a record */
+};
+
+#define B(lit)		lit, sizeof(lit) - 1
+#define EV4		(AR_HAS(AF_PID) | AR_HAS(AF_TID) | AR_HAS(AF_TIMESTAMP) | \
+			 AR_HAS(AF_ADDR))
+#define K_PID		"\xa3pid"
+#define K_TID		"\xa3tid"
+#define K_TS		"\xa9timestamp"
+#define K_ADDR		"\xa4" "addr"
+#define K_TYPE		"\xa4type"
+#define K_SIZE		"\xa4size"
+#define K_OLD		"\xa8old_addr"
+#define K_STACK		"\xa5stack"
+
+static const struct layout_case layout_cases[] = {
+	{ "the encoder's layout, every key, every width",
+	  B("\x88" K_PID "\xcd\x9c\x41" K_TID "\x05" K_TS "\xcf\x00\x00\x01\x00\x00\x00\x00\x00"
+	    K_ADDR "\xce\x12\x34\x56\x78" K_TYPE "\xa7Realloc" K_SIZE "\xcc\xc8"
+	    K_OLD "\xcd\x01\x00" K_STACK "\x2a"),
+	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AF_SIZE) | AR_HAS(AF_OLD_ADDR) | AR_HAS(AF_STACK),
+	  40001, 5, 1ULL << 40, 0x12345678, 200, 256, 42, false },
+	{ "a free: five entries",
+	  B("\x85" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa4" "Free"),
+	  ARTIFACT_EVENT, MT_FREE, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+	{ "largest values",
+	  B("\x86" K_PID "\xce\x7f\xff\xff\xff" K_TID "\xce\x7f\xff\xff\xff"
+	    K_TS "\xcf\xff\xff\xff\xff\xff\xff\xff\xff" K_ADDR "\xcf\xff\xff\xff\xff\xff\xff\xff\xfe"
+	    K_TYPE "\xa3" "Brk" K_SIZE "\xcf\x80\x00\x00\x00\x00\x00\x00\x00"),
+	  ARTIFACT_EVENT, MT_BRK, EV4 | AR_HAS(AF_SIZE), INT32_MAX, INT32_MAX,
+	  UINT64_MAX, UINT64_MAX - 1, 1ULL << 63, 0, 0, false },
+	{ "a stack without a size",
+	  B("\x86" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
+	    K_STACK "\x09"),
+	  ARTIFACT_EVENT, MT_MALLOC, EV4 | AR_HAS(AF_STACK), 1, 2, 3, 4, 0, 0, 9, false },
+	{ "type first",
+	  B("\x85" K_TYPE "\xa6Malloc" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04"),
+	  ARTIFACT_EVENT, MT_MALLOC, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+	{ "pid as a signed int32",
+	  B("\x85" K_PID "\xd2\x00\x00\x00\x07" K_TID "\x02" K_TS "\x03" K_ADDR "\x04"
+	    K_TYPE "\xa4" "Free"),
+	  ARTIFACT_EVENT, MT_FREE, EV4, 7, 2, 3, 4, 0, 0, 0, false },
+	{ "negative pid",
+	  B("\x85" K_PID "\xff" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa4" "Free"),
+	  ARTIFACT_EVENT, MT_FREE, EV4, -1, 2, 3, 4, 0, 0, 0, false },
+	{ "pid too large for an int32",
+	  B("\x85" K_PID "\xce\x80\x00\x00\x00" K_TID "\x02" K_TS "\x03" K_ADDR "\x04"
+	    K_TYPE "\xa4" "Free"),
+	  ARTIFACT_EVENT, MT_FREE, EV4 & ~AR_HAS(AF_PID), 0, 2, 3, 4, 0, 0, 0, false },
+	{ "timestamp as a signed int64",
+	  B("\x85" K_PID "\x01" K_TID "\x02" K_TS "\xd3\x00\x00\x00\x00\x00\x00\x00\x03"
+	    K_ADDR "\x04" K_TYPE "\xa4" "Free"),
+	  ARTIFACT_EVENT, MT_FREE, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+	{ "type as a str8",
+	  B("\x85" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xd9\x04" "Free"),
+	  ARTIFACT_EVENT, MT_FREE, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+	{ "a map16 header",
+	  B("\xde\x00\x05" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa4" "Free"),
+	  ARTIFACT_EVENT, MT_FREE, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+	{ "an unknown key",
+	  B("\x86" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
+	    "\xa5" "size2" "\x05"),
+	  ARTIFACT_EVENT, MT_MALLOC, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+	{ "a key twice: the last one counts",
+	  B("\x87" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
+	    K_SIZE "\x05" K_SIZE "\x06"),
+	  ARTIFACT_EVENT, MT_MALLOC, EV4 | AR_HAS(AF_SIZE), 1, 2, 3, 4, 6, 0, 0, false },
+	{ "a size of nil",
+	  B("\x86" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
+	    K_SIZE "\xc0"),
+	  ARTIFACT_EVENT, MT_MALLOC, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+	/* the value of size looks like the next key: it is a string, no more */
+	{ "a size of \"old_addr\"",
+	  B("\x86" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
+	    K_SIZE K_OLD "\x05"),
+	  ARTIFACT_EVENT, MT_MALLOC, EV4, 1, 2, 3, 4, 0, 0, 0, true },
+	{ "nine entries",
+	  B("\x89" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa7Realloc"
+	    K_SIZE "\x05" K_OLD "\x06" K_STACK "\x07" "\xa3" "foo" "\x08"),
+	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AF_SIZE) | AR_HAS(AF_OLD_ADDR) | AR_HAS(AF_STACK),
+	  1, 2, 3, 4, 5, 6, 7, false },
+	{ "entries out of the encoder's order",
+	  B("\x88" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa7Realloc"
+	    K_OLD "\x06" K_SIZE "\x05" K_STACK "\x07"),
+	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AF_SIZE) | AR_HAS(AF_OLD_ADDR) | AR_HAS(AF_STACK),
+	  1, 2, 3, 4, 5, 6, 7, false },
+	{ "not an event",
+	  B("\x85" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa4" "Meta"),
+	  ARTIFACT_META, 0, EV4, 1, 2, 3, 4, 0, 0, 0, false },
+};
+
+static void test_event_layouts(void)
+{
+	const char *path = test_path("layouts");
+	const struct layout_case *t;
+	const struct artifact_record *r;
+	struct artifact *a;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	size_t i, n;
+	int ret;
+
+	for (t = layout_cases; t < layout_cases + ARRAY_SIZE(layout_cases); t++) {
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_sbuffer_write(&sb, t->bytes, t->len);
+		for (i = 0; i < 8; i++)
+			pack_alloc_event(&pk, &events[i]);
+		CHECK(!write_chunked(path, sb.data, sb.size, 1 << 20), "write");
+		msgpack_sbuffer_destroy(&sb);
+		if (artifact__open(path, &a)) {
+			CHECK(0, "%s: open", t->what);
+			continue;
+		}
+		ret = artifact__next(a, &r);
+		CHECK(ret == 1, "%s: ret %d (%s)", t->what, ret, artifact__strerror(a));
+		if (ret == 1) {
+			CHECK(r->type == t->type && r->kind == t->kind,
+			      "%s: type %d kind %d", t->what, r->type, r->kind);
+			CHECK(r->has == t->has, "%s: has %#x, not %#x", t->what, r->has, t->has);
+			CHECK(r->pid == t->pid && r->tid == t->tid,
+			      "%s: pid %d tid %d", t->what, r->pid, r->tid);
+			CHECK(r->timestamp == t->timestamp && r->addr == t->addr &&
+			      r->size == t->size && r->old_addr == t->old_addr &&
+			      r->stack == t->stack, "%s: values", t->what);
+		}
+		for (n = 0; (ret = artifact__next(a, &r)) == 1; n++)
+			CHECK(n < 8 && same_event(r, &events[n]), "%s: event %zu after", t->what, n);
+		if (t->bad_after)
+			CHECK(ret == -EBADMSG, "%s: after: ret %d", t->what, ret);
+		else
+			CHECK(ret == 0 && n == 8, "%s: after: ret %d (%s), %zu events",
+			      t->what, ret, artifact__strerror(a), n);
+		artifact__close(a);
+	}
+}
+
+/*
+ * Encoder events with stacks cut at every byte: the events before the cut
+ * come out whole, then the reader reports the cut record, whichever of the
+ * fast path or the generic decoder met it; and the same stream in frames
+ * of a few bytes each.
+ */
+static void test_event_cuts(void)
+{
+	const char *path = test_path("cuts");
+	struct mt_alloc_event ev[24];
+	size_t ends[ARRAY_SIZE(ev)], cut, i, n, complete;
+	size_t chunks[] = { 1, 5, 64 };
+	const struct artifact_record *r;
+	struct artifact *a;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	bool ok;
+	int ret;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 0; i < ARRAY_SIZE(ev); i++) {
+		ev[i] = events[i % 16];
+		ev[i].stack = i % 3 ? 0 : i * 0x10001ULL;
+		ev[i].pid = i % 4 == 1 ? 0x7fffffff : ev[i].pid;
+		pack_alloc_event(&pk, &ev[i]);
+		ends[i] = sb.size;
+	}
+	for (cut = 0; cut <= sb.size; cut++) {
+		for (complete = 0; complete < ARRAY_SIZE(ev) && ends[complete] <= cut; complete++)
+			;
+		CHECK(!write_chunked(path, sb.data, cut, 1 << 20), "write");
+		if (artifact__open(path, &a)) {
+			CHECK(0, "open");
+			break;
+		}
+		ok = true;
+		for (n = 0; (ret = artifact__next(a, &r)) == 1; n++)
+			ok &= n < complete && r->type == ARTIFACT_EVENT &&
+			      r->kind == ev[n].kind && r->pid == (int32_t)ev[n].pid &&
+			      r->tid == (int32_t)ev[n].tid && r->timestamp == ev[n].ts &&
+			      r->addr == ev[n].addr && r->size == ev[n].size &&
+			      r->old_addr == ev[n].old_addr && r->stack == ev[n].stack &&
+			      !!(r->has & AR_HAS(AF_STACK)) == !!ev[n].stack;
+		CHECK(ok && n == complete, "cut at %zu: %zu events, not %zu", cut, n, complete);
+		if (cut == (complete ? ends[complete - 1] : 0))
+			CHECK(ret == 0, "cut at %zu, a record's end: ret %d", cut, ret);
+		else
+			CHECK(ret == -EBADMSG, "cut at %zu: ret %d", cut, ret);
+		artifact__close(a);
+	}
+	for (i = 0; i < ARRAY_SIZE(chunks); i++) {
+		CHECK(!write_chunked(path, sb.data, sb.size, chunks[i]), "write");
+		if (artifact__open(path, &a)) {
+			CHECK(0, "open");
+			break;
+		}
+		ok = true;
+		for (n = 0; (ret = artifact__next(a, &r)) == 1; n++)
+			ok &= n < ARRAY_SIZE(ev) && r->kind == ev[n].kind &&
+			      r->addr == ev[n].addr && r->stack == ev[n].stack;
+		CHECK(ok && ret == 0 && n == ARRAY_SIZE(ev), "frames of %zu: ret %d, %zu events",
+		      chunks[i], ret, n);
+		artifact__close(a);
+	}
+	msgpack_sbuffer_destroy(&sb);
+}
+
 static void pack_odd_records(msgpack_packer *pk, void *arg)
 {
 	(void)arg;
@@ -507,6 +728,8 @@ int main(void)
 	test_codspeed_style();
 	test_unknown_records();
 	test_large_records();
+	test_event_layouts();
+	test_event_cuts();
 	if (!getenv("KEEP")) test_tmpdir_remove();
 	return test_done("test-artifact");
 }
