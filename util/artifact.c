@@ -4,6 +4,10 @@
  *
  *   file --read()--> in[] --ZSTD_decompressStream--> out[] --pull decoder--> record
  *
+ * The first two run on a thread of their own when one can be started (see
+ * struct chunk), which hands out[] the decompressed bytes a chunk at a time
+ * with the decompressor's state after them, so that errors read the same.
+ *
  * out[] holds decompressed bytes not yet turned into records.  A record cut
  * by the end of out[] is decoded again from its start once more bytes have
  * arrived, so the decoder needs no state between calls.  Nothing here
@@ -14,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +30,40 @@
 #include "artifact.h"
 
 #define OUT_INITIAL	(256u << 10)
+#define CHUNK_SIZE	(128u << 10)	/* decompressed bytes per hand-over */
+#define NR_CHUNKS	4
 
 /* what the decoder returns besides 0 */
 #define MP_MORE		1	/* the bytes end inside the value */
 #define MP_BAD		2	/* not msgpack, or not our format */
 #define MP_SKIPPED	3	/* a whole record of unknown type */
+
+/*
+ * Decompressed bytes handed from the decompressing thread to the reader,
+ * with the state of the decompressor after them, which the reader takes as
+ * its own as it consumes them: its error messages and offsets come out as
+ * if it had decompressed them itself.  All of a chunk's bytes come from one
+ * zstd frame.  final: 1 more chunks follow, 0 the end of the file, < 0 an
+ * error (with reason and error_offset).
+ */
+struct chunk {
+	unsigned char *data;
+	size_t len, pos;
+	int final;
+	uint64_t in_base, in_pos, in_size, frame_start, data_frame, error_offset;
+	bool eof, in_frame;
+	char reason[256];
+};
+
+struct decompressor {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct artifact *z;	/* the thread's: fd, zstd and input state */
+	struct chunk chunks[NR_CHUNKS];
+	unsigned int head, tail;	/* filled: [head, tail), mod NR_CHUNKS */
+	bool stop;
+};
 
 struct artifact {
 	int fd;
@@ -55,6 +89,8 @@ struct artifact {
 	size_t strings_cap, strings_len;
 	uint64_t *frames;
 	size_t frames_cap;
+
+	struct decompressor *dec;	/* NULL: decompress in artifact__next() */
 
 	struct artifact_record rec;
 	bool rec_clean;		/* rec's fields but an event's are all zero */
@@ -901,6 +937,193 @@ static int fill(struct artifact *a)
 	return err;
 }
 
+/* ---- decompression on a thread of its own --------------------------------- */
+
+/* decompresses into c->data, in the thread: like fill(), one frame per chunk */
+static void fill_chunk(struct artifact *z, struct chunk *c)
+{
+	size_t added;
+	int err = 0;
+
+	z->out = c->data;
+	z->out_cap = CHUNK_SIZE;
+	z->out_len = z->out_pos = 0;
+	c->final = 1;
+	while (z->out_len < CHUNK_SIZE) {
+		if (z->zin.pos == z->zin.size && !z->eof) {
+			err = read_input(z);
+			if (err)
+				break;
+			continue;
+		}
+		if (z->zin.pos == z->zin.size && z->eof && !z->in_frame) {
+			c->final = 0;
+			break;
+		}
+		/* the next output is from another frame than what is in c */
+		if (z->out_len && z->frame_start != z->data_frame)
+			break;
+		err = decompress_step(z, &added);
+		if (err)
+			break;
+		if (!added && z->zin.pos == z->zin.size && z->eof) {
+			c->final = 0;
+			break;
+		}
+	}
+	if (err) {
+		c->final = err;
+		c->error_offset = z->error_offset;
+		memcpy(c->reason, z->reason, sizeof(c->reason));
+	}
+	c->len = z->out_len;
+	c->pos = 0;
+	c->in_base = z->in_base;
+	c->in_pos = z->zin.pos;
+	c->in_size = z->zin.size;
+	c->frame_start = z->frame_start;
+	c->data_frame = z->data_frame;
+	c->eof = z->eof;
+	c->in_frame = z->in_frame;
+}
+
+static void *decompressor_main(void *arg)
+{
+	struct decompressor *d = arg;
+	struct chunk *c;
+	int final = 1;
+
+	pthread_mutex_lock(&d->lock);
+	while (final == 1) {
+		while (!d->stop && d->tail - d->head == NR_CHUNKS)
+			pthread_cond_wait(&d->cond, &d->lock);
+		if (d->stop)
+			break;
+		c = &d->chunks[d->tail % NR_CHUNKS];
+		pthread_mutex_unlock(&d->lock);
+		fill_chunk(d->z, c);
+		final = c->final;
+		pthread_mutex_lock(&d->lock);
+		d->tail++;
+		pthread_cond_broadcast(&d->cond);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+/* fill() with the bytes of the thread's chunks */
+static int fill_threaded(struct artifact *a)
+{
+	struct decompressor *d = a->dec;
+	struct chunk *c;
+	size_t n;
+	int err = make_room(a);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&d->lock);
+	while (d->tail == d->head)
+		pthread_cond_wait(&d->cond, &d->lock);
+	pthread_mutex_unlock(&d->lock);
+	c = &d->chunks[d->head % NR_CHUNKS];
+
+	a->in_base = c->in_base;
+	a->zin.pos = c->in_pos;
+	a->zin.size = c->in_size;
+	a->frame_start = c->frame_start;
+	a->eof = c->eof;
+	a->in_frame = c->in_frame;
+	n = c->len - c->pos;
+	if (n) {
+		a->data_frame = c->data_frame;
+		if (n > a->out_cap - a->out_len)
+			n = a->out_cap - a->out_len;
+		memcpy(a->out + a->out_len, c->data + c->pos, n);
+		a->out_len += n;
+		c->pos += n;
+	}
+	/* a final chunk stays, to tell its end to every later call */
+	if (c->pos == c->len && c->final == 1) {
+		pthread_mutex_lock(&d->lock);
+		d->head++;
+		pthread_cond_broadcast(&d->cond);
+		pthread_mutex_unlock(&d->lock);
+	}
+	if (n || c->final == 1)
+		return 1;
+	if (c->final < 0) {
+		memcpy(a->reason, c->reason, sizeof(a->reason));
+		return fail(a, c->final, c->error_offset);
+	}
+	return 0;
+}
+
+static void decompressor_free(struct decompressor *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_CHUNKS; i++)
+		free(d->chunks[i].data);
+	if (d->z) {
+		d->z->out = NULL;	/* a chunk's */
+		ZSTD_freeDStream(d->z->zds);
+		free(d->z->in);
+		free(d->z);
+	}
+	free(d);
+}
+
+/* starts the thread; without one, artifact__next() decompresses */
+static void decompressor_start(struct artifact *a)
+{
+	struct decompressor *d = calloc(1, sizeof(*d));
+	unsigned int i;
+
+	if (!d)
+		return;
+	d->z = calloc(1, sizeof(*d->z));
+	for (i = 0; i < NR_CHUNKS; i++)
+		if (!(d->chunks[i].data = malloc(CHUNK_SIZE)))
+			goto fail;
+	if (!d->z)
+		goto fail;
+	d->z->fd = a->fd;
+	d->z->in_cap = a->in_cap;
+	d->z->in = malloc(d->z->in_cap);
+	d->z->zds = ZSTD_createDStream();
+	if (!d->z->in || !d->z->zds)
+		goto fail;
+	ZSTD_initDStream(d->z->zds);
+	d->z->zin.src = d->z->in;
+	if (pthread_mutex_init(&d->lock, NULL))
+		goto fail;
+	if (pthread_cond_init(&d->cond, NULL)) {
+		pthread_mutex_destroy(&d->lock);
+		goto fail;
+	}
+	if (pthread_create(&d->thread, NULL, decompressor_main, d)) {
+		pthread_cond_destroy(&d->cond);
+		pthread_mutex_destroy(&d->lock);
+		goto fail;
+	}
+	a->dec = d;
+	return;
+fail:
+	decompressor_free(d);
+}
+
+static void decompressor_stop(struct decompressor *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->stop = true;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thread, NULL);
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->lock);
+	decompressor_free(d);
+}
+
 static int fail_truncated(struct artifact *a)
 {
 	if (a->in_frame)
@@ -941,7 +1164,7 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 				 a->out_base + a->out_pos);
 			return fail(a, -EBADMSG, a->data_frame);
 		}
-		ret = fill(a);
+		ret = a->dec ? fill_threaded(a) : fill(a);
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {
@@ -982,8 +1205,14 @@ int artifact__open_fd(int fd, const char *name, struct artifact **ap)
 		artifact__close(a);
 		return err;
 	}
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
+	/*
+	 * Regular files only: a read() from a pipe can block for good, and
+	 * artifact__close() waits for the thread.
+	 */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
 		a->size = st.st_size;
+		decompressor_start(a);
+	}
 	*ap = a;
 	return 0;
 }
@@ -1013,6 +1242,8 @@ void artifact__close(struct artifact *a)
 {
 	if (!a)
 		return;
+	if (a->dec)
+		decompressor_stop(a->dec);
 	if (a->own_fd)
 		close(a->fd);
 	ZSTD_freeDStream(a->zds);
