@@ -109,10 +109,11 @@ struct call_state {
 	__u32 depth;
 };
 
+/* per thread: no hash update and delete on every allocator call */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct call_state);
 } calls SEC(".maps");
 
@@ -357,15 +358,14 @@ SEC("uprobe")
 int BPF_KPROBE(alloc_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct call_state *st, new = {};
 	__u32 shape;
 
 	if (!is_tracked(id >> 32))
 		return 0;
 	shape = bpf_get_attach_cookie(ctx);
-	st = bpf_map_lookup_elem(&calls, &tid);
-	if (st) {
+	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+	if (st && st->depth) {
 		/* called from inside another allocator function: not a user call */
 		if (shape != MT_SHAPE_FREE)
 			st->depth++;
@@ -386,7 +386,11 @@ int BPF_KPROBE(alloc_enter)
 	new.args[0] = PT_REGS_PARM1(ctx);
 	new.args[1] = PT_REGS_PARM2(ctx);
 	new.args[2] = PT_REGS_PARM3(ctx);
-	bpf_map_update_elem(&calls, &tid, &new, BPF_ANY);
+	if (!st)
+		st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st)
+		*st = new;
 	return 0;
 }
 
@@ -440,17 +444,14 @@ static __always_inline void emit_call(const struct call_state *c, __u64 ret)
 SEC("uprobe")
 int BPF_KRETPROBE(alloc_exit)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct call_state *st, call;
 
-	st = bpf_map_lookup_elem(&calls, &tid);
-	if (!st)
+	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
+	if (!st || !st->depth)
 		return 0;
 	if (--st->depth > 0)
 		return 0;
 	call = *st;
-	bpf_map_delete_elem(&calls, &tid);
 	emit_call(&call, PT_REGS_RC(ctx));
 	return 0;
 }
@@ -573,7 +574,6 @@ int BPF_PROG(process_exit, struct task_struct *p)
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct mt_proc_event *e;
 
-	bpf_map_delete_elem(&calls, &tid);
 	bpf_map_delete_elem(&syscalls, &tid);
 	if (!is_tracked(tgid) || BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
