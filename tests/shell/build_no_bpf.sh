@@ -19,8 +19,7 @@ test_build() {
 	"$tmp/memtrack" track -- true 2>"$tmp/err" || rc=$?
 	expect_eq "no-BPF track exits 128" 128 "$rc"
 	if grep -q "built without BPF" "$tmp/err"; then pass "no-BPF track says why"; else fail "no-BPF track says why" "$(cat "$tmp/err")"; fi
-	mkdir -p "$tmp/art"
-	"$OUTPUT_UNIT/test-report" --write "$tmp/art" >/dev/null
+	write_samples test-report "$tmp/art"
 	first=$(ls "$tmp"/art/*.msgpack | head -n 1)
 	if "$tmp/memtrack" report --json "$first" | jq -e .counts >/dev/null; then
 		pass "no-BPF report reads an artifact"
@@ -34,6 +33,5 @@ test_build() {
 	fi
 }
 
-OUTPUT_UNIT=$TOP/${OUTPUT:-.output}/tests/unit
 test_build
 finish

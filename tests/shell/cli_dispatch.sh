@@ -7,11 +7,6 @@ tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
 
-status() {
-	local rc=0
-	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-	echo $rc
-}
 
 test_lists() {
 	expect_eq "bare memtrack is a usage error" 129 "$(status "$MEMTRACK")"

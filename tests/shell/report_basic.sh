@@ -3,13 +3,10 @@
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
-GEN=$TOP/${OUTPUT:-.output}/tests/unit/test-report
-[ -x "$GEN" ] || skip "$GEN not built: run 'make unit'"
-
 tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
-"$GEN" --write "$tmp"
+write_samples test-report "$tmp"
 
 test_json_figures() {
 	local j=$tmp/single.json

@@ -3,19 +3,11 @@
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
-GEN=$TOP/${OUTPUT:-.output}/tests/unit/test-report-sites
-[ -x "$GEN" ] || skip "$GEN not built: run 'make unit'"
-
 tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
-"$GEN" --write "$tmp"
+write_samples test-report-sites "$tmp"
 
-status() {
-	local rc=0
-	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-	echo $rc
-}
 
 test_bytes() {
 	expect_eq "exits 0" 0 "$(status "$MEMTRACK" report --flamegraph "$tmp/stacks.msgpack")"

@@ -3,14 +3,12 @@
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
-GEN=$TOP/${OUTPUT:-.output}/tests/unit/test-report
-[ -x "$GEN" ] || skip "$GEN not built: run 'make unit'"
 command -v gnuplot >/dev/null || skip "gnuplot is not installed"
 
 tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
-"$GEN" --write "$tmp"
+write_samples test-report "$tmp"
 
 rc=0
 "$MEMTRACK" report --timeline "$tmp/heap.png" "$tmp/tree.msgpack" >/dev/null || rc=$?

@@ -52,6 +52,27 @@ wait_for() {
 	done
 }
 
+# status <command...>: runs it with stdout in $tmp/out and stderr in $tmp/err,
+# and prints its exit status (the caller's $tmp holds the files)
+# shellcheck disable=SC2154 # $tmp is the calling script's
+status() {
+	local rc=0
+	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	echo $rc
+}
+
+# write_samples <unit test> <dir>: the synthetic artifacts a unit test
+# program writes with --write (make unit builds it; a missing one fails)
+write_samples() {
+	local gen=$TOP/${OUTPUT:-.output}/tests/unit/$1
+	if [ ! -x "$gen" ]; then
+		echo "$gen is not built: run 'make unit'"
+		exit 1
+	fi
+	mkdir -p "$2"
+	"$gen" --write "$2" >/dev/null
+}
+
 finish() {
 	[ "$failures" -eq 0 ] || exit 1
 	exit 0
