@@ -46,6 +46,22 @@ static int test_failures, test_count;
 	      "%s is %.12g, expected %.12g", #got, __g, __w);		\
 } while (0)
 
+/*
+ * `<test> --write <dir>`: writes the test's sample artifacts (for the shell
+ * tests) instead of testing.  Returns the exit status, or -1 when not asked.
+ */
+static inline int test_write_mode(int argc, char **argv, int (*write)(const char *dir))
+{
+	int err;
+
+	if (argc != 3 || strcmp(argv[1], "--write"))
+		return -1;
+	err = write(argv[2]);
+	if (err)
+		fprintf(stderr, "cannot write the samples: %s\n", strerror(-err));
+	return !!err;
+}
+
 static inline int test_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, test_count, test_failures);

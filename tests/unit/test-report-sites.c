@@ -738,13 +738,10 @@ static int write_samples(const char *dir)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "--write")) {
-		int err = write_samples(argv[2]);
+	int written = test_write_mode(argc, argv, write_samples);
 
-		if (err)
-			fprintf(stderr, "cannot write the samples: %s\n", strerror(-err));
-		return !!err;
-	}
+	if (written >= 0)
+		return written;
 	test_sites();
 	test_depth();
 	test_folded();
