@@ -378,7 +378,8 @@ static void stop_backlog_sampler(struct track_session *s)
 }
 
 static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_id ring,
-			ring_record_fn *on_record, uint32_t pressure_flag)
+			ring_record_fn *on_record, void (*on_tick)(void *ctx),
+			uint32_t pressure_flag)
 {
 	int err;
 
@@ -389,6 +390,7 @@ static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_
 	p->watermark = opts.ring_size[ring] * opts.watermark_pct / 100;
 	p->stats = s->stats;
 	p->on_record = on_record;
+	p->on_tick = on_tick;
 	p->ctx = s;
 	err = ring__init(&p->ring, ring_names[ring], bpf_track__ring_fd(s->bpf, ring),
 			 opts.ring_size[ring]);
@@ -408,17 +410,16 @@ static void start_pipeline(struct track_session *s)
 	s->enc = encoder__new(&eo);
 	if (!s->enc)
 		die("cannot start the encoder: out of memory");
-	err = start_poller(s, &s->events, MT_RING_EVENTS, on_event_record, 0);
+	err = start_poller(s, &s->events, MT_RING_EVENTS, on_event_record, on_events_tick, 0);
 	if (err)
 		die("cannot start the events poller: %s", strerror(-err));
-	s->events.on_tick = on_events_tick;
 	if (s->call_graph != MT_CALL_GRAPH_NO) {
 		s->sym = symbolizer__new();
 		if (s->sym)
 			s->resolver = resolver__new(s->sym, s->stats);
 		if (!s->resolver)
 			die("cannot start the resolver: out of memory");
-		err = start_poller(s, &s->stacks, MT_RING_STACKS, on_stack_record,
+		err = start_poller(s, &s->stacks, MT_RING_STACKS, on_stack_record, NULL,
 				   MT_STOPPED_BY_STACKS);
 		if (err)
 			die("cannot start the stacks poller: %s", strerror(-err));
