@@ -8,6 +8,12 @@ OUTPUT=${OUTPUT:-.output}
 pattern=${1:-}
 passed=0 failed=0 skipped=0
 failures=()
+failed_checks=()
+
+# failure_lines <log>: its failed checks, or its last line when a test died before any check failed
+failure_lines() {
+	grep -m 20 '\[Fail' "$1" || tail -n 1 "$1"
+}
 
 run_one() {
 	local name=$1 log rc start
@@ -20,7 +26,13 @@ run_one() {
 	case $rc in
 	0) passed=$((passed + 1)); echo " ok ($(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")s)" ;;
 	2) skipped=$((skipped + 1)); echo " SKIP: $(grep -m1 -o '\[Skip\].*' "$log")" ;;
-	*) failed=$((failed + 1)); failures+=("$name"); echo " FAIL (exit $rc)"; sed 's/^/    | /' "$log" | tail -n 40 ;;
+	*)
+		failed=$((failed + 1))
+		failures+=("$name")
+		echo " FAIL (exit $rc)"
+		sed 's/^/    | /' "$log" | tail -n 40
+		mapfile -t -O "${#failed_checks[@]}" failed_checks < <(failure_lines "$log" | sed "s|^|$name: |")
+		;;
 	esac
 	rm -f "$log"
 }
@@ -36,6 +48,8 @@ for t in tests/shell/*.sh; do
 	run_one "shell/$(basename "$t" .sh)" "$t"
 done
 
+# the failed checks again, last, where a log cut to its tail still shows them
+[ ${#failed_checks[@]} -gt 0 ] && printf '%s\n' "${failed_checks[@]}"
 [ ${#failures[@]} -gt 0 ] && printf 'failed: %s\n' "${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
