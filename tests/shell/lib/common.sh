@@ -79,12 +79,14 @@ finish() {
 }
 
 # track_workload <outdir> <memtrack track args...>: runs memtrack track -q -o <outdir>
-# and prints the artifact's path; the exit status is memtrack's.
+# and prints the artifact's path; the exit status is memtrack's (what memtrack said, if
+# anything, goes to stderr, for the test's log).
 track_workload() {
 	local out=$1 rc
 	shift
 	"$MEMTRACK" track -q -o "$out" "$@" >"$out/track.out" 2>"$out/track.err"
 	rc=$?
+	[ -s "$out/track.err" ] && sed 's/^/memtrack: /' "$out/track.err" >&2
 	ls -t "$out"/*.MemtrackArtifact.msgpack 2>/dev/null | head -n 1
 	return $rc
 }
@@ -111,5 +113,6 @@ process_state() {
 # count_sized <artifact> <type> <size>: events of a type with that exact size
 count_sized() {
 	"$MEMTRACK" report --dump "$1" |
-		jq -c --arg t "$2" --argjson s "$3" 'select(.type == $t and .size == $s)' | wc -l
+		jq -c --arg t "$2" --argjson s "$3" --argjson p "${4:-0}" \
+			'select(.type == $t and .size == $s and ($p == 0 or .pid == $p))' | wc -l
 }
