@@ -68,7 +68,8 @@ WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/lib
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
-	tests/workloads/libstack_alloc.so \
+	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
+	tests/workloads/stack_alloc_nofp \
 	$(addprefix tests/workloads/alloc_loop_,$(ALLOC_LOOPS))
 
 .DELETE_ON_ERROR:
@@ -141,6 +142,14 @@ tests/workloads/stack_leaf: tests/workloads/stack_leaf.c tests/workloads/libstac
 tests/workloads/stack_alloc: tests/workloads/stack_alloc.c tests/workloads/libstack_alloc.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(STACK_CFLAGS) -o $@ $< -Ltests/workloads -lstack_alloc -Wl,-rpath,'$$ORIGIN'
+# stack_alloc_nofp: the same, without frame pointers, as Debian builds its packages
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -Wall
+tests/workloads/libstack_alloc_nofp.so: tests/workloads/libstack_alloc.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -fPIC -shared -o $@ $<
+tests/workloads/stack_alloc_nofp: tests/workloads/stack_alloc.c tests/workloads/libstack_alloc_nofp.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(NOFP_CFLAGS) -o $@ $< -Ltests/workloads -lstack_alloc_nofp -Wl,-rpath,'$$ORIGIN'
 tests/workloads/alloc_loop_glibc: tests/workloads/alloc_loop.c
 	$(Q)$(CC) $(WL_CFLAGS) -o $@ $<
 tests/workloads/alloc_loop_jemalloc: tests/workloads/alloc_loop.c

@@ -29,6 +29,7 @@
 #include "util/proc-table.h"
 #include "util/proc-tree.h"
 #include "util/resolver.h"
+#include "util/stack-ids.h"
 #include "util/spawn.h"
 #include "util/usage.h"
 #include "util/util.h"
@@ -55,6 +56,7 @@ static struct track_opts {
 	unsigned int watermark_pct;
 	unsigned int encoder_threads;
 	const char *call_graph;
+	unsigned int stack_copy_size;
 	const char *attach_pids;
 	bool tolerate_drops;
 	bool quiet;
@@ -64,7 +66,7 @@ static struct track_opts {
 	.ring_size = { DEFAULT_EVENTS_RING, DEFAULT_STACKS_RING },
 	.poll_ms = 1,
 	.watermark_pct = 75,
-	.call_graph = "no",
+	.call_graph = "dwarf",
 };
 
 struct track_session {
@@ -76,6 +78,7 @@ struct track_session {
 	enum mt_call_graph call_graph;
 	struct symbolizer *sym;
 	struct resolver *resolver;
+	struct stack_ids *stack_ids;	/* dwarf */
 	struct proc_table procs;
 	struct spawn child;
 	pid_t root_pid;
@@ -244,6 +247,7 @@ static void load_bpf(struct track_session *s)
 		.ring_size = { opts.ring_size[MT_RING_EVENTS], opts.ring_size[MT_RING_STACKS] },
 		.watermark_pct = opts.watermark_pct,
 		.call_graph = s->call_graph,
+		.stack_copy_size = opts.stack_copy_size,
 	};
 	int err = bpf_track__open(&s->bpf, &bo);
 
@@ -328,9 +332,24 @@ static int on_stack_record(void *ctx, const void *data, uint32_t len)
 {
 	struct track_session *s = ctx;
 
-	if (*(const uint32_t *)data == MT_STACK)
+	uint32_t kind = *(const uint32_t *)data;
+
+	if (kind == MT_STACK)
 		resolver__push(s->resolver, data, len);
+	else if (kind == MT_RAW_STACK && s->stack_ids)
+		stack_ids__add_raw(s->stack_ids, data, len);
 	return 0;
+}
+
+static int unwind_rule(void *ctx, int32_t pid, uint64_t ip, bool ret_addr,
+		       struct unwind_rule *rule)
+{
+	return symbolizer__unwind_rule(ctx, pid, ip, ret_addr, rule);
+}
+
+static uint64_t take_stack_id(void *arg, uint64_t seq)
+{
+	return stack_ids__take(arg, seq);
 }
 
 static void on_events_tick(void *ctx)
@@ -397,6 +416,21 @@ static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_
 	return err ? err : poller__start(p);
 }
 
+/* the symbolizer, the resolver thread, and with dwarf the unwinding */
+static void start_stack_stages(struct track_session *s)
+{
+	s->sym = symbolizer__new();
+	if (s->sym)
+		s->resolver = resolver__new(s->sym, s->stats);
+	if (!s->resolver)
+		die("cannot start the resolver: out of memory");
+	if (s->call_graph != MT_CALL_GRAPH_DWARF)
+		return;
+	s->stack_ids = stack_ids__new(unwind_rule, s->sym, s->resolver);
+	if (!s->stack_ids)
+		die("cannot start the unwinder: out of memory");
+}
+
 static void start_pipeline(struct track_session *s)
 {
 	struct encoder_opts eo = {
@@ -407,18 +441,19 @@ static void start_pipeline(struct track_session *s)
 	};
 	int err;
 
+	if (s->call_graph != MT_CALL_GRAPH_NO)
+		start_stack_stages(s);
+	if (s->stack_ids) {
+		eo.stack_id = take_stack_id;
+		eo.stack_id_arg = s->stack_ids;
+	}
 	s->enc = encoder__new(&eo);
 	if (!s->enc)
 		die("cannot start the encoder: out of memory");
 	err = start_poller(s, &s->events, MT_RING_EVENTS, on_event_record, on_events_tick, 0);
 	if (err)
 		die("cannot start the events poller: %s", strerror(-err));
-	if (s->call_graph != MT_CALL_GRAPH_NO) {
-		s->sym = symbolizer__new();
-		if (s->sym)
-			s->resolver = resolver__new(s->sym, s->stats);
-		if (!s->resolver)
-			die("cannot start the resolver: out of memory");
+	if (s->resolver) {
 		err = start_poller(s, &s->stacks, MT_RING_STACKS, on_stack_record, NULL,
 				   MT_STOPPED_BY_STACKS);
 		if (err)
@@ -573,6 +608,9 @@ static int finish_pipeline(struct track_session *s)
 
 		err = err ? err : stacks_err;
 	}
+	/* every raw stack is unwound: an event still waiting for one gets none */
+	if (s->stack_ids)
+		stack_ids__close(s->stack_ids);
 	/* the pollers may have added links until they stopped */
 	bpf_track__detach(s->bpf, s->guardian_fd);
 	/* every fork and exec is known now: the rest of the stacks resolve */
@@ -669,15 +707,38 @@ static void check_attach_targets(const struct track_session *s)
 			die("no process with pid %d", s->attach[i]);
 }
 
+/* dwarf[,<size>]: the bytes of stack copied, a multiple of 8 as perf rounds them */
+static int parse_stack_copy_size(const char *arg)
+{
+	char *end;
+	unsigned long size;
+
+	if (!*arg)
+		return MT_STACK_COPY_DEFAULT;
+	errno = 0;
+	size = strtoul(arg, &end, 0);
+	if (errno || *end || !size || size > MT_STACK_COPY_MAX)
+		return error("--call-graph dwarf,<size>: the size must be 1 to %d bytes, not '%s'",
+			     MT_STACK_COPY_MAX, arg);
+	return (size + 7) & ~7UL;
+}
+
 /* -1 for a mode that does not exist */
 static int parse_call_graph(const char *mode)
 {
+	int size;
+
 	if (!strcmp(mode, "no"))
 		return MT_CALL_GRAPH_NO;
 	if (!strcmp(mode, "fp"))
 		return MT_CALL_GRAPH_FP;
-	if (!strncmp(mode, "dwarf", 5) && (!mode[5] || mode[5] == ','))
-		die("--call-graph=dwarf is not implemented yet; use fp (frame pointers)");
+	if (!strncmp(mode, "dwarf", 5) && (!mode[5] || mode[5] == ',')) {
+		size = parse_stack_copy_size(mode[5] ? mode + 6 : "");
+		if (size < 0)
+			return -1;
+		opts.stack_copy_size = size;
+		return MT_CALL_GRAPH_DWARF;
+	}
 	return error("--call-graph expects fp, dwarf[,<size>] or no, not '%s'", mode);
 }
 
@@ -720,7 +781,7 @@ int cmd_track(int argc, const char **argv)
 		OPT_STRING('p', "pid", &opts.attach_pids, "pid[,pid...]",
 			   "track these running processes and their descendants"),
 		OPT_STRING(0, "call-graph", &opts.call_graph, "mode",
-			   "call stacks: fp (frame pointers) or no (default: no)"),
+			   "call stacks: dwarf[,<size>] (default), fp or no"),
 		OPT_BOOLEAN(0, "tolerate-drops", &opts.tolerate_drops,
 			    "exit with the command's status even if events were dropped"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),
@@ -826,6 +887,7 @@ int cmd_track(int argc, const char **argv)
 	bpf_track__close(s.bpf);
 	close(s.guardian_fd);
 	encoder__delete(s.enc);
+	stack_ids__delete(s.stack_ids);
 	resolver__delete(s.resolver);
 	symbolizer__delete(s.sym);
 	proc_table__exit(&s.procs);

@@ -36,6 +36,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u64 events_watermark = 0;
 const volatile __u64 stacks_watermark = 0;
 const volatile __u32 call_graph = MT_CALL_GRAPH_NO;
+/* --call-graph dwarf,SIZE: a multiple of 8, at most MT_STACK_COPY_MAX */
+const volatile __u32 stack_copy_size = MT_STACK_COPY_DEFAULT;
 
 /* bumped at every stop, so that pollers scan pressure_stopped only when needed */
 __u64 pressure_stops = 0;
@@ -276,8 +278,64 @@ static __always_inline __u64 hash_stack(__u32 tgid, const __u64 *ips, __u32 nr)
 	return h;
 }
 
+/* will the stacks ring be past its watermark once len more bytes are in */
+static __always_inline bool stacks_full_after(__u64 len)
+{
+	return stacks_watermark &&
+	       bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA) + len >= stacks_watermark;
+}
+
 /*
- * The user stack at an allocator's entry, by frame pointers, as an id.  At
+ * The registers and up to stack_copy_size bytes of user stack, for userspace
+ * to unwind from the CFI; the record's seq stands for the stack until then.
+ * The stack may end (the top of its mapping) before sp + stack_copy_size, and
+ * a read that crosses the end fails whole: then shorter ones, a page less at
+ * a time, from the last page boundary below sp + stack_copy_size.
+ */
+static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
+{
+	__u64 sp = PT_REGS_SP(ctx), len = stack_copy_size, end, seq;
+	struct mt_raw_stack *rec;
+	__u32 i;
+	bool full;
+
+	full = stacks_full_after(sizeof(*rec) + stack_copy_size);
+	if (full)
+		stop_for_pressure(MT_STOPPED_BY_STACKS);
+	rec = bpf_ringbuf_reserve(&stacks, sizeof(*rec) + stack_copy_size, 0);
+	if (!rec) {
+		count_drop(MT_RING_STACKS);
+		return 0;
+	}
+	end = (sp + len) & ~4095ULL;
+	for (i = 0; i < MT_STACK_COPY_MAX / 4096 + 2; i++) {
+		if (len > stack_copy_size || len > MT_STACK_COPY_MAX)
+			break;
+		if (!bpf_probe_read_user(rec->data, len, (void *)sp))
+			break;
+		if (end <= sp) {
+			len = 0;
+			break;
+		}
+		len = end - sp;
+		end -= 4096;
+	}
+	seq = __sync_fetch_and_add(&next_stack_id, 1) + 1;
+	rec->kind = MT_RAW_STACK;
+	rec->pid = bpf_get_current_pid_tgid() >> 32;
+	rec->seq = seq;
+	rec->ip = PT_REGS_IP(ctx);
+	rec->sp = sp;
+	rec->bp = PT_REGS_FP(ctx);
+	rec->size = len <= stack_copy_size ? len : 0;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return seq;
+}
+
+/*
+ * The user stack at an allocator's entry as an id: by frame pointers, or
+ * with dwarf the seq of a raw copy.  At
  * entry the frame pointer chain still starts in the caller, so the walk
  * skips it: the caller is the return address at the top of the stack.
  */
@@ -289,6 +347,8 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 	bool full;
 	long len;
 
+	if (call_graph == MT_CALL_GRAPH_DWARF)
+		return capture_raw_stack(ctx);
 	if (call_graph != MT_CALL_GRAPH_FP)
 		return 0;
 	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -318,9 +378,7 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 	len = offsetof(struct mt_stack_record, ips) + rec->nr * sizeof(__u64);
 	if (len > sizeof(*rec))
 		len = sizeof(*rec);
-	/* will it be past the watermark once this record is in */
-	full = stacks_watermark &&
-	       bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA) + len >= stacks_watermark;
+	full = stacks_full_after(len);
 	if (full)
 		stop_for_pressure(MT_STOPPED_BY_STACKS);
 	if (bpf_ringbuf_output(&stacks, rec, len,

@@ -25,6 +25,7 @@ enum mt_kind {
 	MT_EXIT,
 	MT_NEW_CODE,	/* a process mapped code memtrack has not inspected; it is stopped */
 	MT_STACK,	/* stacks ring: struct mt_stack_record */
+	MT_RAW_STACK,	/* stacks ring: struct mt_raw_stack, to be unwound by userspace */
 	MT_KIND_MAX,
 };
 
@@ -89,9 +90,28 @@ struct mt_stack_record {
 	__u64 ips[MT_MAX_FRAMES];	/* innermost first: the allocator's caller */
 };
 
+/*
+ * With --call-graph dwarf: the registers and a copy of the user stack at an
+ * allocator's entry, one per allocation.  The event's stack is the record's
+ * seq until userspace has unwound it and given it the id of a stack.
+ */
+struct mt_raw_stack {
+	__u32 kind;		/* MT_RAW_STACK */
+	__u32 pid;
+	__u64 seq;
+	__u64 ip, sp, bp;	/* at the probe: the allocator's first instructions */
+	__u32 size;		/* bytes of data[] copied from sp */
+	__u32 pad;
+	__u8 data[];
+};
+
+#define MT_STACK_COPY_DEFAULT	8192
+#define MT_STACK_COPY_MAX	65528	/* as perf's dwarf,SIZE */
+
 enum mt_call_graph {
 	MT_CALL_GRAPH_NO,
 	MT_CALL_GRAPH_FP,
+	MT_CALL_GRAPH_DWARF,
 };
 
 /* process lifetime: MT_FORK, MT_EXEC, MT_EXIT, and MT_NEW_CODE */

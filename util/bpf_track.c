@@ -65,6 +65,8 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	skel->rodata->stacks_watermark =
 		opts->ring_size[MT_RING_STACKS] * opts->watermark_pct / 100;
 	skel->rodata->call_graph = opts->call_graph;
+	if (opts->stack_copy_size)
+		skel->rodata->stack_copy_size = opts->stack_copy_size;
 	skel->rodata->discover_allocators = true;
 	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
 					      UPROBE_MULTI_ATTACH_TYPE);

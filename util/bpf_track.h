@@ -14,6 +14,7 @@ struct bpf_track_opts {
 	uint64_t ring_size[MT_RING_MAX];
 	unsigned int watermark_pct;	/* 0: no back-pressure */
 	enum mt_call_graph call_graph;
+	unsigned int stack_copy_size;	/* dwarf: bytes of user stack per allocation */
 };
 
 /* opens, loads and attaches the tracepoints; 0 or -errno */

@@ -217,8 +217,11 @@ static void encode_window(struct worker *wk, struct window *w, uint64_t wait_ns)
 	t0 = now_ns();
 	msgpack_sbuffer_clear(&wk->sbuf);
 	msgpack_packer_init(&pk, &wk->sbuf, msgpack_sbuffer_write);
-	for (i = 0; i < w->n; i++)
+	for (i = 0; i < w->n; i++) {
+		if (enc->opts.stack_id && w->ev[i].stack)
+			w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg, w->ev[i].stack);
 		pack_alloc_event(&pk, &w->ev[i]);
+	}
 	zsize = worker__compress(wk);
 	t1 = now_ns();
 

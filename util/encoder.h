@@ -35,6 +35,9 @@ struct encoder_opts {
 	int level;			/* zstd level; 0: default */
 	encoder_window_fn *on_window;	/* called in artifact order */
 	void *on_window_arg;
+	/* trades an event's stack reference for the id the artifact keeps; may wait */
+	uint64_t (*stack_id)(void *arg, uint64_t ref);
+	void *stack_id_arg;
 };
 
 struct encoder *encoder__new(const struct encoder_opts *opts);

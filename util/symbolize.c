@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "symbolize.h"
+#include "unwind.h"
 #include "usage.h"
 #include "util.h"
 
@@ -82,6 +83,17 @@ struct module {
 	Dwarf *dwarf;
 	struct cu_range *cus;
 	size_t nr_cus;
+	Dwarf_CFI *eh_cfi;	/* .eh_frame, then .debug_frame: read at the first unwind */
+	Dwarf_CFI *dbg_cfi;
+	bool cfi_read;
+	struct rule_slot *rules;	/* link-time address -> rule, open addressing */
+	size_t rules_cap, nr_rules;
+};
+
+struct rule_slot {
+	uint64_t addr;		/* + 1: 0 is an empty slot */
+	int err;		/* 0, or why there is no rule at addr */
+	struct unwind_rule rule;
 };
 
 struct map {
@@ -633,6 +645,9 @@ static uint64_t module_vaddr(const struct module *mod, uint64_t ip,
 
 static void module_free(struct module *mod)
 {
+	if (mod->eh_cfi)
+		dwarf_cfi_end(mod->eh_cfi);
+	free(mod->rules);
 	if (mod->dwarf)
 		dwarf_end(mod->dwarf);
 	if (mod->dbg_elf)
@@ -1262,13 +1277,36 @@ static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip,
 	return m != NULL;
 }
 
+/*
+ * The mapping of pid that holds ip: as last read, else read again (mapped
+ * since the snapshot by ld.so or dlopen, or never snapshotted), else the one
+ * before the last exec (a stack taken before it).
+ */
+static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m)
+{
+	bool refresh, hit = false;
+
+	if (map_lookup(s, pid, ip, false, m, &refresh))
+		return true;
+	if (refresh && pid > 0) {
+		if (!snapshot_pid(s, pid, SNAP_MERGE)) {
+			hit = map_lookup(s, pid, ip, false, m, NULL);
+		} else {
+			pthread_mutex_lock(&s->lock);
+			s->gone_pid = pid;
+			s->gone_ns = now_ns();
+			pthread_mutex_unlock(&s->lock);
+		}
+	}
+	return hit || map_lookup(s, pid, ip, true, m, NULL);
+}
+
 static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 		   struct sym_frame *out)
 {
 	const struct symbol *sym;
 	uint64_t vaddr, addr;
 	struct module *mod;
-	bool refresh;
 	struct map m;
 
 	if (!out)
@@ -1280,24 +1318,8 @@ static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 	out->line = 0;
 	if (!s)
 		return -EINVAL;
-	if (!map_lookup(s, pid, ip, false, &m, &refresh)) {
-		bool hit = false;
-
-		/* mapped since the snapshot (ld.so, dlopen), or never snapshotted */
-		if (refresh && pid > 0) {
-			if (!snapshot_pid(s, pid, SNAP_MERGE)) {
-				hit = map_lookup(s, pid, ip, false, &m, NULL);
-			} else {
-				pthread_mutex_lock(&s->lock);
-				s->gone_pid = pid;
-				s->gone_ns = now_ns();
-				pthread_mutex_unlock(&s->lock);
-			}
-		}
-		/* or taken before the last exec */
-		if (!hit && !map_lookup(s, pid, ip, true, &m, NULL))
-			return 0;
-	}
+	if (!find_map(s, pid, ip, &m))
+		return 0;
 	mod = m.mod;
 	out->module = mod->path;
 	pthread_mutex_lock(&mod->lock);
@@ -1327,6 +1349,149 @@ int symbolizer__resolve_pc(struct symbolizer *s, pid_t pid, uint64_t ip,
 			   struct sym_frame *out)
 {
 	return resolve(s, pid, ip, false, out);
+}
+
+/* ---- unwind rules ------------------------------------------------------- */
+
+/* a register's rule as libdw gives it, in the few forms compilers emit */
+static int register_rule(Dwarf_Frame *frame, int regno, uint8_t *how, int64_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	if (dwarf_frame_register(frame, regno, mem, &ops, &nops))
+		return -EINVAL;
+	*off = 0;
+	if (!nops) {
+		*how = ops ? UNW_UNDEFINED : UNW_SAME;
+		return 0;
+	}
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -EOPNOTSUPP;
+	*how = UNW_AT_CFA;
+	if (nops > 1 && ops[nops - 1].atom == DW_OP_stack_value) {
+		*how = UNW_VAL_CFA;
+		nops--;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
+		*off = (int64_t)ops[1].number;
+	else if (nops != 1)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static int cfi_rule(Dwarf_CFI *cfi, uint64_t addr, struct unwind_rule *out)
+{
+	Dwarf_Frame *frame;
+	Dwarf_Op *ops;
+	size_t nops;
+	int err = -EOPNOTSUPP;
+	unsigned int reg;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame))
+		return -ENOENT;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 1)
+		goto out;
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = ops[0].number;
+		out->cfa_off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		out->cfa_off = (int64_t)ops[0].number;
+	} else {
+		goto out;
+	}
+	if (reg != UNW_REG_RSP && reg != UNW_REG_RBP)
+		goto out;
+	out->cfa_reg = reg;
+	err = register_rule(frame, UNW_REG_RA, &out->ra_how, &out->ra_off);
+	if (!err)
+		err = register_rule(frame, UNW_REG_RBP, &out->rbp_how, &out->rbp_off);
+out:
+	free(frame);
+	return err;
+}
+
+static void module_read_cfi(struct module *mod)
+{
+	mod->cfi_read = true;
+	if (mod->elf)
+		mod->eh_cfi = dwarf_getcfi_elf(mod->elf);
+	if (mod->dwarf)
+		mod->dbg_cfi = dwarf_getcfi(mod->dwarf);	/* owned by mod->dwarf */
+}
+
+static int rules_grow(struct module *mod)
+{
+	size_t cap = mod->rules_cap ? 2 * mod->rules_cap : 256, i, j;
+	struct rule_slot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < mod->rules_cap; i++) {
+		if (!mod->rules[i].addr)
+			continue;
+		for (j = (mod->rules[i].addr * 0x9e3779b97f4a7c15ULL) >> 20 & (cap - 1);
+		     slots[j].addr; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = mod->rules[i];
+	}
+	free(mod->rules);
+	mod->rules = slots;
+	mod->rules_cap = cap;
+	return 0;
+}
+
+/* the rule at a link-time address, computed once; under mod->lock */
+static int module_rule(struct module *mod, uint64_t addr, struct unwind_rule *out)
+{
+	struct rule_slot *slot;
+	size_t i;
+	int err;
+
+	if (!mod->cfi_read)
+		module_read_cfi(mod);
+	if ((mod->nr_rules + 1) * 2 > mod->rules_cap && rules_grow(mod))
+		return -ENOMEM;
+	for (i = ((addr + 1) * 0x9e3779b97f4a7c15ULL) >> 20 & (mod->rules_cap - 1);
+	     mod->rules[i].addr; i = (i + 1) & (mod->rules_cap - 1)) {
+		slot = &mod->rules[i];
+		if (slot->addr == addr + 1) {
+			if (!slot->err)
+				*out = slot->rule;
+			return slot->err;
+		}
+	}
+	slot = &mod->rules[i];
+	err = cfi_rule(mod->eh_cfi, addr, &slot->rule);
+	if (err == -ENOENT)
+		err = cfi_rule(mod->dbg_cfi, addr, &slot->rule);
+	slot->addr = addr + 1;
+	slot->err = err;
+	mod->nr_rules++;
+	if (!err)
+		*out = slot->rule;
+	return err;
+}
+
+int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
+			    struct unwind_rule *out)
+{
+	struct module *mod;
+	uint64_t vaddr;
+	struct map m;
+	int err;
+
+	if (!find_map(s, pid, ip, &m))
+		return -ENOENT;
+	mod = m.mod;
+	pthread_mutex_lock(&mod->lock);
+	if (!mod->loaded)
+		module_load(mod, s->debug_dir);
+	vaddr = module_vaddr(mod, ip, ip - m.start + m.pgoff);
+	err = module_rule(mod, ret_addr && vaddr ? vaddr - 1 : vaddr, out);
+	pthread_mutex_unlock(&mod->lock);
+	return err;
 }
 
 void symbolizer__stats(struct symbolizer *s, struct symbolizer_stats *st)

@@ -121,6 +121,17 @@ int symbolizer__resolve(struct symbolizer *s, pid_t pid, uint64_t ip,
 int symbolizer__resolve_pc(struct symbolizer *s, pid_t pid, uint64_t ip,
 			   struct sym_frame *out);
 
+struct unwind_rule;
+
+/*
+ * How to find the caller's registers at ip of pid (a return address with
+ * ret_addr), from the module's .eh_frame or .debug_frame; computed once per
+ * address.  0, -ENOENT without mapping or CFI, -EOPNOTSUPP for a rule of a
+ * form the unwinder does not follow.
+ */
+int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
+			    struct unwind_rule *out);
+
 struct symbolizer_stats {
 	uint64_t modules;	/* distinct files seen */
 	uint64_t loaded;	/* of which symbols/DWARF were read */

@@ -18,8 +18,11 @@ test_storm_exact() {
 		"$(jq '[.processes[] | select(.counts.Malloc == 50000 and .counts.Free == 50000)] | length' "$tmp/r.json")"
 	expect_eq "storm: no drops" 0 "$(jq -r .meta.drops.events "$tmp/r.json")"
 	expect_eq "storm: nothing leaked" 0 "$(jq -r .leaked_count "$tmp/r.json")"
-	expect_eq "storm: default ring and 1 ms poll need no pressure" 0 \
-		"$(grep -c '"k":"pressure"' "$tmp/s.jsonl" || true)"
+	expect_eq "storm: the default events ring and 1 ms poll need no pressure" 0 \
+		"$(grep '"k":"pressure"' "$tmp/s.jsonl" | grep -c '"ring":"events"' || true)"
+	# stacks are on by default (dwarf): one for every allocation, frees carry none
+	expect_eq "storm: every allocation has a stack" 0 \
+		"$("$MEMTRACK" report --dump "$art" | jq -c 'select(.type == "Malloc" and .stack == null)' | wc -l)"
 }
 
 test_storm_exact
