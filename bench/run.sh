@@ -49,6 +49,8 @@ done
 
 # ---- helpers ---------------------------------------------------------------
 
+mt_dir() { echo "$work/$1.$2.$3"; }	# <memtrack row> <workload> <round>: its artifact's directory
+
 kv() { sed -n "s/.*\\b$2=\\([^ ]*\\).*/\\1/p" "$1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "nan" }'; }
 calc() {	# arithmetic on medians; nan in, nan out
@@ -274,15 +276,20 @@ done
 
 memleak_setup
 events=$((2 * N * ALLOCS))
-rows="bare memtrack floor_multi floor_perf floor_skip heaptrack memleak"
+rows="bare memtrack memtrack_fp memtrack_dwarf floor_multi floor_perf floor_skip heaptrack memleak"
 log "bench: overhead at $N x $ALLOCS pairs ($events events per workload), $RUNS interleaved rounds"
 for r in $(seq "$RUNS"); do
 	for wl in procs threads; do
 		prog=$W/alloc_storm_$wl
 		log "bench:   round $r/$RUNS, alloc_storm_$wl"
 		timed "bare_$wl" "$r" -- "$prog" "$N" "$ALLOCS"
-		mkdir -p "$work/mt.$wl.$r"
-		timed "memtrack_$wl" "$r" -- ./memtrack track -q -o "$work/mt.$wl.$r" -- "$prog" "$N" "$ALLOCS"
+		for cg in no fp dwarf; do
+			t=memtrack
+			[ "$cg" = no ] || t=memtrack_$cg
+			mkdir -p "$(mt_dir "$t" "$wl" "$r")"
+			timed "${t}_$wl" "$r" -- ./memtrack track -q --call-graph "$cg" \
+				-o "$(mt_dir "$t" "$wl" "$r")" -- "$prog" "$N" "$ALLOCS"
+		done
 		timed "floor_multi_$wl" "$r" -- "$B/floor" --link multi -o "$work/r/floor_multi_$wl.$r.phases" -- "$prog" "$N" "$ALLOCS"
 		timed "floor_perf_$wl" "$r" -- "$B/floor" --link perf -o "$work/r/floor_perf_$wl.$r.phases" -- "$prog" "$N" "$ALLOCS"
 		timed "floor_skip_$wl" "$r" -- "$B/floor" --link multi --free-past-test -o "$work/r/floor_skip_$wl.$r.phases" -- "$prog" "$N" "$ALLOCS"
@@ -292,7 +299,7 @@ for r in $(seq "$RUNS"); do
 			memleak_run "memleak_$wl" "$r" "$prog" "$N" "$ALLOCS"
 		fi
 		# the first round's records are checked below; later ones only timed
-		[ "$r" -eq 1 ] || rm -rf "$work/mt.$wl.$r" "$work/ht.$wl.$r".*
+		[ "$r" -eq 1 ] || rm -rf "$work"/mt*."$wl.$r" "$work/ht.$wl.$r".*
 	done
 done
 
@@ -321,7 +328,7 @@ log "bench: report speed: synthetic artifact of $REPORT_EVENTS events; heaptrack
 "$B/synth-artifact" "$REPORT_EVENTS" "$work/synth.msgpack" >"$work/synth.out"
 heaptrack -o "$work/htrec" "$W/alloc_storm_threads" "$N" "$HT_ALLOCS" >/dev/null 2>&1 ||
 	die "heaptrack could not record alloc_storm_threads"
-real_art=$(ls "$work/mt.procs.1"/*.msgpack 2>/dev/null | head -1)
+real_art=$(ls "$(mt_dir memtrack procs 1)"/*.msgpack 2>/dev/null | head -1)
 for r in $(seq "$REPORT_RUNS"); do
 	timed rp_memtrack "$r" -- sh -c "exec ./memtrack report -q --json '$work/synth.msgpack' >'$work/rp.json'"
 	timed rp_heaptrack "$r" -- sh -c "exec heaptrack_print -f '$work/htrec.zst' >'$work/hp.txt'"
@@ -333,6 +340,16 @@ ht_calls=$(sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p' "$work/h
 ht_events=$((2 * N * HT_ALLOCS))
 real_events=0
 [ -n "$real_art" ] && real_events=$(./memtrack report -q --json "$real_art" | jq '.events')
+
+# ---- 6. call stacks -------------------------------------------------------------
+
+log "bench: call stacks, one run per --call-graph mode with --stats"
+for cg in no fp dwarf; do
+	mkdir -p "$work/cg.$cg"
+	timed "cg_$cg" 1 -- ./memtrack track -q --call-graph "$cg" --stats "$work/cg.$cg.jsonl" \
+		-o "$work/cg.$cg" -- "$W/alloc_storm_procs" "$N" "$ALLOCS"
+	./memtrack stats --json "$work/cg.$cg.jsonl" >"$work/cg.$cg.json" 2>/dev/null || echo '{}' >"$work/cg.$cg.json"
+done
 
 # ---- figures ------------------------------------------------------------------
 
@@ -358,8 +375,8 @@ captured() {	# <tool> <wl>
 	local exp=$((N * ALLOCS)) art m f c r
 	case $1 in
 	bare) echo "-" ;;
-	memtrack)
-		art=$(ls "$work/mt.$2.1"/*.msgpack 2>/dev/null | head -1)
+	memtrack*)
+		art=$(ls "$(mt_dir "$1" "$2" 1)"/*.msgpack 2>/dev/null | head -1)
 		if [ -z "$art" ] || ! ./memtrack report -q --json "$art" >"$work/cap.json" 2>/dev/null; then
 			echo "? (no report)"
 			return
@@ -416,7 +433,7 @@ for wl in procs threads; do
 			rss[$k]=$(med_of "$k" maxrss_kib)
 			case $t in
 			bare) fixed[$k]=0 ;;
-			memtrack) fixed[$k]=$fixed_memtrack ;;
+			memtrack*) fixed[$k]=$fixed_memtrack ;;
 			floor_multi) fixed[$k]=$fixed_floor_multi ;;
 			floor_perf) fixed[$k]=$fixed_floor_perf ;;
 			floor_skip) fixed[$k]=$fixed_floor_multi ;;
@@ -445,7 +462,9 @@ done
 label_of() {
 	case $1 in
 	bare) echo "bare" ;;
-	memtrack) echo "memtrack track (--call-graph no)" ;;
+	memtrack) echo "memtrack track --call-graph no" ;;
+	memtrack_fp) echo "memtrack track --call-graph fp" ;;
+	memtrack_dwarf) echo "memtrack track --call-graph dwarf (the default)" ;;
 	floor_multi) echo "floor: empty uprobes, uprobe_multi link" ;;
 	floor_perf) echo "floor: empty uprobes, perf-event links" ;;
 	floor_skip) echo "floor: uprobe_multi, free probed past its test" ;;
@@ -497,9 +516,10 @@ rp_ratio=$(ratio "$rp_mt_rate" "$rp_ht_rate")
 {
 	# a tool that missed allocations gets no bar
 	bar() { case ${cap[$1]} in NO*) echo "-" ;; *) fmt %.0f "${ovh[$1]}" ;; esac; }
-	for t in memtrack floor_multi floor_perf floor_skip heaptrack memleak; do
+	for t in memtrack memtrack_dwarf floor_multi floor_perf floor_skip heaptrack memleak; do
 		case $t in
-		memtrack) l="memtrack" ;;
+		memtrack) l="memtrack, no stacks" ;;
+		memtrack_dwarf) l="memtrack, dwarf stacks" ;;
 		floor_multi) l="floor, uprobe_multi" ;;
 		floor_perf) l="floor, perf links" ;;
 		floor_skip) l="floor, free past test" ;;
@@ -652,6 +672,24 @@ strace_phases() {
 	echo
 	echo "Events of heaptrack's recording: its workload's mallocs and frees ($ht_events), not counting"
 	echo "the stacks heaptrack also records. memtrack report's artifact has no stacks."
+	echo
+	echo "## 6. Call stacks (alloc_storm_procs $N $ALLOCS, one run per mode, with --stats)"
+	echo
+	echo "| --call-graph | wall s | slowdown vs no | stacks ring bytes per allocation | stacks ring episodes | stacks poller busy % (unwinds with dwarf) | resolver busy % | peak RSS MiB |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for cg in no fp dwarf; do
+		j=$work/cg.$cg.json
+		stk() { jq -r "[.files[0].rings[]? | select(.ring == \"stacks\") | $1][0] // \"nan\"" "$j"; }
+		w=$(med_of "cg_$cg" wall_ns)
+		echo "| $cg | $(fmt %.2f "$(calc "$w / 1e9")") | $(fmt %.2fx "$(ratio "$w" "$(med_of cg_no wall_ns)")") |" \
+			"$(fmt %.0f "$(calc "$(stk .written_bytes) / ($N * $ALLOCS)")") | $(fmt %.0f "$(stk .episodes)") |" \
+			"$(fmt %.1f "$(stk .busy_pct)") | $(fmt %.2f "$(jq -r '.files[0].pipeline.resolver_busy_pct // "nan"' "$j")") |" \
+			"$(fmt %.1f "$(calc "$(med_of "cg_$cg" maxrss_kib) / 1024")") |"
+	done
+	echo
+	echo "One allocation in two is a malloc (frees carry no stack). With dwarf each one copies"
+	echo "the registers and 8 KiB of user stack into the stacks ring; the stacks poller unwinds"
+	echo "it, so its busy % is the unwinder's; the resolver symbolizes distinct stacks only."
 	echo
 	echo "## Targets (ratios measured in this run)"
 	echo

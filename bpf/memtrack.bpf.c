@@ -447,8 +447,12 @@ int BPF_KPROBE(alloc_enter)
 	if (!st)
 		st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (st)
-		*st = new;
+	/* out of memory, or another task's storage call on this CPU preempted: its event is lost */
+	if (!st) {
+		count_drop(MT_RING_EVENTS);
+		return 0;
+	}
+	*st = new;
 	return 0;
 }
 
