@@ -652,15 +652,29 @@ static const char *human_bytes(uint64_t n, char *buf, size_t size)
 	return buf;
 }
 
+/* -v: what the dwarf unwinding did */
+static void print_unwind_stats(struct track_session *s)
+{
+	struct stack_ids_stats st;
+	char size[32];
+
+	if (!s->stack_ids || verbose < 1)
+		return;
+	stack_ids__stats(s->stack_ids, &st);
+	fprintf(stderr, "memtrack track: unwound %lu stack copies (%s), %.1f frames each, "
+		"into %lu distinct stacks\n", st.raw,
+		human_bytes(st.raw_bytes, size, sizeof(size)),
+		st.raw ? (double)st.frames / st.raw : 0.0, st.stacks);
+}
+
 static void print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
-	char size[32];
+	char size[32], stacks[64] = "";
 
 	if (opts.quiet)
 		return;
-	char stacks[64] = "";
-
+	print_unwind_stats(s);
 	if (s->resolver)
 		snprintf(stacks, sizeof(stacks), ", %lu stacks of %lu frames",
 			 resolver__stacks(s->resolver), resolver__frames(s->resolver));
