@@ -185,7 +185,8 @@ static void dump_value(FILE *out, const struct artifact_record *r,
 	case D_STR: print_json_string(out, *(const char *const *)p); break;
 	case D_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
 	case D_DROPS:
-		fprintf(out, "{\"events\":%" PRIu64 "}", r->drops_events);
+		fprintf(out, "{\"events\":%" PRIu64 ",\"stacks\":%" PRIu64 "}", r->drops_events,
+			r->drops_total - r->drops_events);
 		break;
 	case D_FRAMES:
 		fputc('[', out);
@@ -579,7 +580,8 @@ static void print_header(const struct report_summary *s, const char *path)
 		if (m->has & AR_HAS(AF_EXIT_CODE))
 			printf(", %s", exit_words(m->exit_code, ex, sizeof(ex)));
 		if (m->has & AR_HAS(AF_DROPS))
-			printf(", %" PRIu64 " events dropped", m->drops_total);
+			printf(", %" PRIu64 " events and %" PRIu64 " call stacks dropped",
+			       m->drops_events, m->drops_total - m->drops_events);
 		putchar('\n');
 		if (m->attached)
 			printf("# attached to running processes: allocations made before "
@@ -964,6 +966,7 @@ static cJSON *json_meta(const struct report_summary *s)
 	if (m->has & AR_HAS(AF_DROPS)) {
 		drops = cJSON_AddObjectToObject(o, "drops");
 		json_u64(drops, "events", m->drops_events);
+		json_u64(drops, "stacks", m->drops_total - m->drops_events);
 	}
 	if (m->has & AR_HAS(AF_EXIT_CODE))
 		json_i64(o, "exit_code", m->exit_code);

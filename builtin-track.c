@@ -92,7 +92,8 @@ struct track_session {
 	int guardian_fd;
 	int status;			/* the root's wait status */
 	uint64_t start_ns, end_ns;
-	uint64_t drops;
+	uint64_t drops;			/* events and call stacks */
+	uint64_t stack_drops;
 	pthread_t sampler;
 	atomic_bool sampling;
 };
@@ -579,9 +580,11 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	pack_key(pk, "end");
 	msgpack_pack_uint64(pk, s->end_ns);
 	pack_key(pk, "drops");
-	msgpack_pack_map(pk, 1);
+	msgpack_pack_map(pk, 2);
 	pack_key(pk, "events");
-	msgpack_pack_uint64(pk, s->drops);
+	msgpack_pack_uint64(pk, s->drops - s->stack_drops);
+	pack_key(pk, "stacks");
+	msgpack_pack_uint64(pk, s->stack_drops);
 	pack_key(pk, "exit_code");
 	msgpack_pack_int32(pk, s->status);
 }
@@ -618,8 +621,8 @@ static int finish_pipeline(struct track_session *s)
 		resolver__finish(s->resolver);
 	/* whatever is still recorded as stopped by us is resumed now */
 	pressure__release_all(bpf_track__pressure_fd(s->bpf));
-	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS) +
-		   bpf_track__drops(s->bpf, MT_RING_STACKS);
+	s->stack_drops = bpf_track__drops(s->bpf, MT_RING_STACKS);
+	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS) + s->stack_drops;
 
 	ret = encoder__drain(s->enc);
 	stop_backlog_sampler(s);
@@ -691,8 +694,9 @@ static int exit_status(const struct track_session *s, int err)
 	if (err)
 		return MEMTRACK_EXIT_FATAL;
 	if (s->drops && !opts.tolerate_drops) {
-		error("%lu events were dropped: the artifact is incomplete "
-		      "(use a larger --ring-size, or --tolerate-drops)", s->drops);
+		error("%lu events and %lu call stacks were dropped: the artifact is incomplete "
+		      "(use a larger --ring-size, or --tolerate-drops)",
+		      s->drops - s->stack_drops, s->stack_drops);
 		return MEMTRACK_EXIT_FATAL;
 	}
 	if (s->attach)

@@ -9,14 +9,21 @@
 #include "poller.h"
 #include "util.h"
 
+/*
+ * Resumes the processes stopped for this ring, once it is below the
+ * watermark again.  Not before: a SIGCONT cancels a group stop that has not
+ * reached every thread yet, and threads that never stopped would go on
+ * filling the ring past its end.
+ */
 static void release_stopped(struct poller *p)
 {
 	struct stopped_pid *pids = p->released;
+	uint64_t stops;
 	int n;
 
-	uint64_t stops;
-
 	if (p->pressure_fd < 0)
+		return;
+	if (p->watermark && ring__producer(&p->ring) - ring__consumer(&p->ring) >= p->watermark)
 		return;
 	/* scanning an empty hash map costs a pass over all its buckets */
 	stops = __atomic_load_n(p->pressure_stops, __ATOMIC_ACQUIRE);

@@ -23,7 +23,7 @@ struct poller {
 	unsigned int interval_ms;
 	int pressure_fd;		/* -1: none */
 	uint32_t pressure_flag;		/* which stops are this ring's */
-	uint64_t watermark;		/* bytes; for the stats file */
+	uint64_t watermark;		/* bytes: stopped processes resume below it */
 	const volatile uint64_t *pressure_stops;	/* BPF's count of stops */
 	uint64_t stops_seen;
 	struct stopped_pid *released;	/* MAX_STOPPED_PIDS, for one release */

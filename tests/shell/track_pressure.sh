@@ -24,6 +24,17 @@ test_pressure_no_loss() {
 		"$(sed -n 's/.* \([0-9]*\) pressure episodes.*/\1/p' "$tmp/track.err")"
 }
 
+# the same through a small events ring with 16 threads of one process
+test_pressure_threads() {
+	mkdir -p "$tmp/threads"
+	"$MEMTRACK" track -q -o "$tmp/threads" --call-graph no --ring-size events=64K \
+		-- "$WORKLOADS/alloc_storm_threads" 16 50000 2>"$tmp/threads.err"
+	report_json "$(ls "$tmp"/threads/*.msgpack)" "$tmp/t.json"
+	expect_eq "pressure, threads: zero drops" 0 "$(jq -r .meta.drops.events "$tmp/t.json")"
+	expect_eq "pressure, threads: every Malloc" 800000 \
+		"$(jq '.counts.Malloc' "$tmp/t.json")"
+}
+
 test_stats_rows() {
 	local s=$tmp/s.jsonl
 	if jq -e . "$s" >/dev/null; then pass "stats: every line is JSON"; else fail "stats: every line is JSON" "jq failed"; fi
@@ -68,7 +79,7 @@ test_drops_are_loud() {
 	"$MEMTRACK" track -o "$tmp/drops" --ring-size events=4K --pressure-watermark 99 \
 		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 2000 2>"$tmp/err" || rc=$?
 	expect_eq "drops: memtrack fails the run" 128 "$rc"
-	if grep -q "events were dropped: the artifact is incomplete" "$tmp/err"; then
+	if grep -q "call stacks were dropped: the artifact is incomplete" "$tmp/err"; then
 		pass "drops: says so"
 	else
 		fail "drops: says so" "$(cat "$tmp/err")"
@@ -94,6 +105,7 @@ test_stats_env() {
 }
 
 test_pressure_no_loss
+test_pressure_threads
 test_stats_rows
 test_stats_of_a_real_run
 test_drops_are_loud

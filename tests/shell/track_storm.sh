@@ -1,5 +1,5 @@
 #!/bin/bash
-# track: alloc_storm_procs 16 50000, every one of the 1.6 M events, no drop
+# track: alloc_storm_procs and alloc_storm_threads 16 50000, every one of the 1.6 M events, no drop
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
@@ -16,7 +16,7 @@ test_storm_exact() {
 	expect_eq "storm: 17 processes" 17 "$(jq -r '.processes | length' "$tmp/r.json")"
 	expect_eq "storm: every child did 50000" 16 \
 		"$(jq '[.processes[] | select(.counts.Malloc == 50000 and .counts.Free == 50000)] | length' "$tmp/r.json")"
-	expect_eq "storm: no drops" 0 "$(jq -r .meta.drops.events "$tmp/r.json")"
+	expect_eq "storm: no drops" "0 0" "$(jq -r '"\(.meta.drops.events) \(.meta.drops.stacks)"' "$tmp/r.json")"
 	expect_eq "storm: nothing leaked" 0 "$(jq -r .leaked_count "$tmp/r.json")"
 	expect_eq "storm: the default events ring and 1 ms poll need no pressure" 0 \
 		"$(grep '"k":"pressure"' "$tmp/s.jsonl" | grep -c '"ring":"events"' || true)"
@@ -25,5 +25,19 @@ test_storm_exact() {
 		"$("$MEMTRACK" report --dump "$art" | jq -c 'select(.type == "Malloc" and .stack == null)' | wc -l)"
 }
 
+# 16 threads of one process: a stop for pressure must stop the thread that asked for it
+# at once, or the others run on past the end of the stacks ring (it once lost thousands)
+test_storm_threads() {
+	rm -f "$tmp"/*.msgpack
+	art=$(track_workload "$tmp" -- "$WORKLOADS/alloc_storm_threads" 16 50000) || true
+	report_json "$art" "$tmp/r.json"
+	expect_eq "threads: 800000 malloc(16..1039)" 800000 \
+		"$("$MEMTRACK" report --dump "$art" | jq -c 'select(.type == "Malloc" and .size >= 16 and .size <= 1039)' | wc -l)"
+	expect_eq "threads: no drops" "0 0" "$(jq -r '"\(.meta.drops.events) \(.meta.drops.stacks)"' "$tmp/r.json")"
+	expect_eq "threads: every allocation has a stack" 0 \
+		"$("$MEMTRACK" report --dump "$art" | jq -c 'select((.type == "Malloc" or .type == "Calloc") and .stack == null)' | wc -l)"
+}
+
 test_storm_exact
+test_storm_threads
 finish
