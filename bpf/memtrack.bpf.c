@@ -54,6 +54,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tgid */
 	__type(value, __u8);
@@ -80,6 +81,7 @@ struct {
 /* tgid -> bpf_ktime_get_ns() when memtrack stopped it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, MT_MAX_STOPPED);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -88,6 +90,7 @@ struct {
 /* files whose allocator symbols userspace has looked for (and attached) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, 16384);
 	__type(key, struct mt_file_id);
 	__type(value, __u8);
@@ -126,6 +129,7 @@ struct syscall_state {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tid */
 	__type(value, struct syscall_state);

@@ -60,6 +60,9 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	t->skel = skel;
 	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
 	bpf_map__set_max_entries(skel->maps.stacks, opts->ring_size[MT_RING_STACKS]);
+	/* an LRU map is allocated whole at load: only fp dedupes stacks in BPF */
+	if (opts->call_graph != MT_CALL_GRAPH_FP)
+		bpf_map__set_max_entries(skel->maps.stack_ids, 1);
 	skel->rodata->events_watermark =
 		opts->ring_size[MT_RING_EVENTS] * opts->watermark_pct / 100;
 	skel->rodata->stacks_watermark =
