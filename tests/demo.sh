@@ -5,8 +5,8 @@ set -e
 cd "$(dirname "$0")/.."
 out=$(mktemp -d /tmp/memtrack-demo.XXXXXX)
 
-echo "$ memtrack track -o $out --stats $out/stats.jsonl --call-graph fp -- tests/workloads/alloc_storm_procs 4 20000"
-./memtrack track -o "$out" --stats "$out/stats.jsonl" --call-graph fp -- tests/workloads/alloc_storm_procs 4 20000
+echo "$ memtrack track -o $out --stats $out/stats.jsonl -- tests/workloads/alloc_storm_procs 4 20000"
+./memtrack track -o "$out" --stats "$out/stats.jsonl" -- tests/workloads/alloc_storm_procs 4 20000
 artifact=$(ls "$out"/*.MemtrackArtifact.msgpack)
 echo
 echo "$ memtrack report $artifact"
