@@ -332,7 +332,6 @@ static int on_event_record(void *ctx, const void *data, uint32_t len)
 static int on_stack_record(void *ctx, const void *data, uint32_t len)
 {
 	struct track_session *s = ctx;
-
 	uint32_t kind = *(const uint32_t *)data;
 
 	if (kind == MT_STACK)
