@@ -211,8 +211,11 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 		count_drop(MT_RING_EVENTS);
 		return;
 	}
-	if (bpf_send_signal_thread(SIGSTOP)) {	/* to this thread: see stop_for_pressure() */
+	/* to this thread: see stop_for_pressure() */
+	if (bpf_send_signal_thread(SIGSTOP)) {
+		/* it runs the new code unprobed: its allocations there would be lost unsaid */
 		bpf_ringbuf_discard(e, 0);
+		count_drop(MT_RING_EVENTS);
 		return;
 	}
 	key = tgid | MT_STOPPED_FOR_ATTACH;
