@@ -759,6 +759,27 @@ static int parse_call_graph(const char *mode)
 	return error("--call-graph expects fp, dwarf[,<size>] or no, not '%s'", mode);
 }
 
+/*
+ * With dwarf every allocation puts a stack copy in the stacks ring: above
+ * the watermark, room for a few of them from producers not stopped yet.
+ */
+static int check_stacks_ring(const struct track_session *s)
+{
+	uint64_t record = sizeof(struct mt_raw_stack) + opts.stack_copy_size + 8;
+	uint64_t need = 4 * record * 100 / (100 - opts.watermark_pct), min = 4096;
+
+	if (s->call_graph != MT_CALL_GRAPH_DWARF)
+		return 0;
+	while (min < need)
+		min *= 2;
+	if (opts.ring_size[MT_RING_STACKS] < min)
+		return error("--ring-size stacks=%luK is too small for --call-graph dwarf,%u "
+			     "at a %u%% watermark: it needs at least %luK",
+			     opts.ring_size[MT_RING_STACKS] >> 10, opts.stack_copy_size,
+			     opts.watermark_pct, min >> 10);
+	return 0;
+}
+
 /* values the option table cannot check: each a usage error */
 static int validate_options(struct track_session *s)
 {
@@ -776,7 +797,7 @@ static int validate_options(struct track_session *s)
 	if (opts.encoder_threads > 64)
 		return error("--encoder-threads must be at most 64, not %u",
 			     opts.encoder_threads);
-	return 0;
+	return check_stacks_ring(s);
 }
 
 int cmd_track(int argc, const char **argv)

@@ -33,6 +33,8 @@ test_usage_errors() {
 	expect_failure "bad ring size" 129 "power of two" "$MEMTRACK" track --ring-size events=3K -- true
 	expect_failure "unknown ring" 129 "unknown ring" "$MEMTRACK" track --ring-size bogus=4K -- true
 	expect_failure "ring size without =" 129 "expects <name>=<size>" "$MEMTRACK" track --ring-size 4K -- true
+	expect_failure "stacks ring too small for dwarf copies" 129 "it needs at least 256K" \
+		"$MEMTRACK" track --ring-size stacks=128K -- true
 	expect_failure "non-numeric poll interval" 129 "expects a non-negative number" \
 		"$MEMTRACK" track --poll-interval soon -- true
 	expect_failure "-h is usage" 129 "usage: memtrack track" "$MEMTRACK" track -h
