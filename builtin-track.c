@@ -40,6 +40,12 @@
 #define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
 #define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
 #define PIPELINE_NICE		-10
+/* util/unwind.c unwinds x86-64 stacks; elsewhere frame pointers are what there is */
+#if defined(__x86_64__)
+#define DEFAULT_CALL_GRAPH	"dwarf"
+#else
+#define DEFAULT_CALL_GRAPH	"fp"
+#endif
 
 static const char *const track_usage[] = {
 	"memtrack track [<options>] \"<command>\"",
@@ -66,7 +72,7 @@ static struct track_opts {
 	.ring_size = { DEFAULT_EVENTS_RING, DEFAULT_STACKS_RING },
 	.poll_ms = 1,
 	.watermark_pct = 75,
-	.call_graph = "dwarf",
+	.call_graph = DEFAULT_CALL_GRAPH,
 };
 
 struct track_session {
@@ -79,6 +85,7 @@ struct track_session {
 	struct symbolizer *sym;
 	struct resolver *resolver;
 	struct stack_ids *stack_ids;	/* dwarf */
+	bool stacks_oom;
 	struct proc_table procs;
 	struct spawn child;
 	pid_t root_pid;
@@ -336,8 +343,11 @@ static int on_stack_record(void *ctx, const void *data, uint32_t len)
 
 	if (kind == MT_STACK)
 		resolver__push(s->resolver, data, len);
-	else if (kind == MT_RAW_STACK && s->stack_ids)
-		stack_ids__add_raw(s->stack_ids, data, len);
+	else if (kind == MT_RAW_STACK && s->stack_ids &&
+		 stack_ids__add_raw(s->stack_ids, data, len) == -ENOMEM && !s->stacks_oom) {
+		warning("out of memory for call stacks: events from now on may have none");
+		s->stacks_oom = true;
+	}
 	return 0;
 }
 
@@ -598,6 +608,18 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 		resolver__pack(s->resolver, pk);
 }
 
+/* events whose stack copy never reached the unwinder got none: lost stacks too */
+static void add_unpublished_stacks(struct track_session *s)
+{
+	struct stack_ids_stats st;
+
+	if (!s->stack_ids)
+		return;
+	stack_ids__stats(s->stack_ids, &st);
+	s->stack_drops += st.unpublished;
+	s->drops += st.unpublished;
+}
+
 /* everything after the root exits: drain, release, trailer; 0 or -errno */
 static int finish_pipeline(struct track_session *s)
 {
@@ -625,6 +647,7 @@ static int finish_pipeline(struct track_session *s)
 
 	ret = encoder__drain(s->enc);
 	stop_backlog_sampler(s);
+	add_unpublished_stacks(s);
 	if (!ret)
 		ret = encoder__append_records(s->enc, pack_trailer, s);
 	if (ret)
@@ -750,6 +773,9 @@ static int parse_call_graph(const char *mode)
 	if (!strcmp(mode, "fp"))
 		return MT_CALL_GRAPH_FP;
 	if (!strncmp(mode, "dwarf", 5) && (!mode[5] || mode[5] == ',')) {
+#if !defined(__x86_64__)
+		return error("--call-graph dwarf unwinds x86-64 stacks only; use fp here");
+#endif
 		size = parse_stack_copy_size(mode[5] ? mode + 6 : "");
 		if (size < 0)
 			return -1;
@@ -761,12 +787,14 @@ static int parse_call_graph(const char *mode)
 
 /*
  * With dwarf every allocation puts a stack copy in the stacks ring: above
- * the watermark, room for a few of them from producers not stopped yet.
+ * the watermark, room for the ones of producers not stopped yet.
  */
 static int check_stacks_ring(const struct track_session *s)
 {
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	uint64_t record = sizeof(struct mt_raw_stack) + opts.stack_copy_size + 8;
-	uint64_t need = 4 * record * 100 / (100 - opts.watermark_pct), min = 4096;
+	uint64_t copies = 2 + (cpus > 2 ? cpus : 2);	/* one in flight per CPU, and some */
+	uint64_t need = copies * record * 100 / (100 - opts.watermark_pct), min = 4096;
 
 	if (s->call_graph != MT_CALL_GRAPH_DWARF)
 		return 0;

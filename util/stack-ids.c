@@ -98,7 +98,10 @@ static int seq_put(struct stack_ids *t, uint64_t seq, uint64_t id)
 	size_t i;
 
 	pthread_mutex_lock(&t->lock);
-	if ((t->nseqs + 1) * 2 > t->seqs_cap && seqs_grow(t)) {
+	if ((t->nseqs + 1) * 2 > t->seqs_cap && seqs_grow(t) && t->nseqs + 1 == t->seqs_cap) {
+		/* no room: stop waiting for any seq rather than for this one forever */
+		t->closed = true;
+		pthread_cond_broadcast(&t->added);
 		pthread_mutex_unlock(&t->lock);
 		return -ENOMEM;
 	}
@@ -122,6 +125,8 @@ uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
 	if (slot) {
 		id = slot->id;
 		seq_remove(t, slot);
+	} else {
+		t->stats.unpublished++;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return id;
@@ -233,7 +238,9 @@ void stack_ids__close(struct stack_ids *t)
 
 void stack_ids__stats(struct stack_ids *t, struct stack_ids_stats *st)
 {
+	pthread_mutex_lock(&t->lock);
 	*st = t->stats;
+	pthread_mutex_unlock(&t->lock);
 }
 
 void stack_ids__delete(struct stack_ids *t)

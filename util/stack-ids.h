@@ -33,6 +33,7 @@ struct stack_ids_stats {
 	uint64_t raw_bytes;	/* of copied stack */
 	uint64_t frames;	/* in all of them */
 	uint64_t stacks;	/* distinct (pid, frames) */
+	uint64_t unpublished;	/* events that got no stack: their copy never came */
 };
 
 void stack_ids__stats(struct stack_ids *t, struct stack_ids_stats *st);

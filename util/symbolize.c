@@ -1250,8 +1250,13 @@ int symbolizer__add_mapping(struct symbolizer *s, pid_t pid,
  * The mapping of pid covering ip, copied out under s->lock; use_prev: in
  * the image before the last exec.  Says whether a miss may re-read the maps.
  */
-static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip,
-		       bool use_prev, struct map *out, bool *may_refresh)
+enum refresh_policy {
+	REFRESH_ON_MISS,	/* re-read /proc/<pid>/maps at most once per ms */
+	REFRESH_UNKNOWN_PID,	/* only for a pid not seen yet */
+};
+
+static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip, bool use_prev,
+		       struct map *out, bool *may_refresh, enum refresh_policy policy)
 {
 	const struct map *m = NULL;
 	struct pid_entry *e;
@@ -1266,7 +1271,8 @@ static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip,
 	if (!m && may_refresh) {
 		now = now_ns();
 		if (e)
-			*may_refresh = !e->exited && now - e->refresh_ns >= REFRESH_INTERVAL_NS;
+			*may_refresh = policy == REFRESH_ON_MISS && !e->exited &&
+				       now - e->refresh_ns >= REFRESH_INTERVAL_NS;
 		else	/* the frames of one stack of a process that is gone: try once */
 			*may_refresh = pid != s->gone_pid ||
 				       now - s->gone_ns >= REFRESH_INTERVAL_NS;
@@ -1282,15 +1288,16 @@ static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip,
  * since the snapshot by ld.so or dlopen, or never snapshotted), else the one
  * before the last exec (a stack taken before it).
  */
-static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m)
+static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m,
+		     enum refresh_policy policy)
 {
 	bool refresh, hit = false;
 
-	if (map_lookup(s, pid, ip, false, m, &refresh))
+	if (map_lookup(s, pid, ip, false, m, &refresh, policy))
 		return true;
 	if (refresh && pid > 0) {
 		if (!snapshot_pid(s, pid, SNAP_MERGE)) {
-			hit = map_lookup(s, pid, ip, false, m, NULL);
+			hit = map_lookup(s, pid, ip, false, m, NULL, policy);
 		} else {
 			pthread_mutex_lock(&s->lock);
 			s->gone_pid = pid;
@@ -1298,7 +1305,7 @@ static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m
 			pthread_mutex_unlock(&s->lock);
 		}
 	}
-	return hit || map_lookup(s, pid, ip, true, m, NULL);
+	return hit || map_lookup(s, pid, ip, true, m, NULL, policy);
 }
 
 static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
@@ -1318,7 +1325,7 @@ static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 	out->line = 0;
 	if (!s)
 		return -EINVAL;
-	if (!find_map(s, pid, ip, &m))
+	if (!find_map(s, pid, ip, &m, REFRESH_ON_MISS))
 		return 0;
 	mod = m.mod;
 	out->module = mod->path;
@@ -1482,7 +1489,12 @@ int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool r
 	struct map m;
 	int err;
 
-	if (!find_map(s, pid, ip, &m))
+	/*
+	 * Every file mapping of a tracked process is known before its code
+	 * runs (BPF stops it at each new one): a miss of a known pid is JIT
+	 * code or a bad frame, not worth a read of /proc per frame.
+	 */
+	if (!find_map(s, pid, ip, &m, REFRESH_UNKNOWN_PID))
 		return -ENOENT;
 	mod = m.mod;
 	pthread_mutex_lock(&mod->lock);
