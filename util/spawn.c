@@ -56,13 +56,14 @@ static int drop_privileges(const struct run_as *as)
 	return 0;
 }
 
-static void child_main(int go_fd, const char *const argv[], const struct run_as *as)
+static void child_main(int go_fd, int ready_fd, const char *const argv[],
+		       const struct run_as *as)
 {
 	char go;
 
 	/*
-	 * Before waiting: from the go on, every allocation is tracked, and
-	 * dropping privileges allocates (NSS lookups).
+	 * Before saying it is ready: memtrack tracks the pid from then on,
+	 * and dropping privileges allocates (NSS lookups).
 	 */
 	signal(SIGPIPE, SIG_DFL);
 	setpriority(PRIO_PROCESS, 0, as->nice);
@@ -71,6 +72,7 @@ static void child_main(int go_fd, const char *const argv[], const struct run_as 
 			(unsigned int)as->uid, strerror(errno));
 		_exit(126);
 	}
+	close(ready_fd);
 	if (read(go_fd, &go, 1) != 1)
 		_exit(128);	/* memtrack gave up before starting us */
 	close(go_fd);
@@ -80,27 +82,44 @@ static void child_main(int go_fd, const char *const argv[], const struct run_as 
 	_exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
 }
 
+static void close_pipe(int fds[2])
+{
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as)
 {
-	int fds[2];
+	int go[2], ready[2], err;
+	char c;
 
-	if (pipe2(fds, O_CLOEXEC))
+	if (pipe2(go, O_CLOEXEC))
 		return -errno;
+	if (pipe2(ready, O_CLOEXEC)) {
+		err = -errno;
+		close_pipe(go);
+		return err;
+	}
 	fflush(NULL);
 	s->pid = fork();
 	if (s->pid < 0) {
-		int err = -errno;
-
-		close(fds[0]);
-		close(fds[1]);
+		err = -errno;
+		close_pipe(go);
+		close_pipe(ready);
 		return err;
 	}
 	if (s->pid == 0) {
-		close(fds[1]);
-		child_main(fds[0], argv, as);
+		close(go[1]);
+		close(ready[0]);
+		child_main(go[0], ready[1], argv, as);
 	}
-	close(fds[0]);
-	s->go_fd = fds[1];
+	close(go[0]);
+	close(ready[1]);
+	/* ready (EOF) once it has dropped privileges, or died trying */
+	while (read(ready[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	s->go_fd = go[1];
 	return 0;
 }
 

@@ -24,7 +24,10 @@ struct run_as {
 /* the invoking user under sudo (SUDO_UID/SUDO_GID), when running as root */
 void run_as__from_sudo(struct run_as *as);
 
-/* forks; the child waits for spawn__start() and then execs argv */
+/*
+ * forks, and returns once the child has dropped privileges (or died trying):
+ * from then on it allocates nothing until spawn__start() lets it exec argv
+ */
 int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as);
 int spawn__start(struct spawn *s);
 /* the child exits without running the command */
