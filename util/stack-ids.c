@@ -32,6 +32,7 @@ struct stack_ids {
 	struct seq_slot *seqs;	/* open addressing, linear probing */
 	size_t seqs_cap, nseqs;
 	bool closed;
+	unsigned int waiters;	/* in stack_ids__take(): a put wakes them, else no syscall */
 	struct stack_ids_stats stats;
 };
 
@@ -109,7 +110,8 @@ static int seq_put(struct stack_ids *t, uint64_t seq, uint64_t id)
 		;
 	t->seqs[i] = (struct seq_slot){ .seq = seq, .id = id };
 	t->nseqs++;
-	pthread_cond_broadcast(&t->added);
+	if (t->waiters)
+		pthread_cond_broadcast(&t->added);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
@@ -120,8 +122,11 @@ uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
 	uint64_t id = 0;
 
 	pthread_mutex_lock(&t->lock);
-	while (!(slot = seq_find(t, seq)) && !t->closed)
+	while (!(slot = seq_find(t, seq)) && !t->closed) {
+		t->waiters++;
 		pthread_cond_wait(&t->added, &t->lock);
+		t->waiters--;
+	}
 	if (slot) {
 		id = slot->id;
 		seq_remove(t, slot);
