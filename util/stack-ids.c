@@ -8,108 +8,110 @@
 #include "resolver.h"
 #include "stack-ids.h"
 
-struct known_stack {
-	uint64_t hash;
-	uint64_t id;		/* 0: empty slot */
+/*
+ * uint64 -> uint64, open addressing with linear probing, key 0 for an empty
+ * slot, at most half full.  Both tables of this file are one of these.
+ */
+struct u64_slot {
+	uint64_t key;
+	uint64_t val;
 };
 
-struct seq_slot {
-	uint64_t seq;		/* 0: empty slot */
-	uint64_t id;
+struct u64_table {
+	struct u64_slot *slots;
+	size_t cap, n;		/* cap: a power of two */
 };
+
+static size_t home_of(uint64_t key, size_t cap)
+{
+	return (key * 0x9e3779b97f4a7c15ULL >> 17) & (cap - 1);
+}
+
+/* the slot of key, or the empty one where it would go */
+static struct u64_slot *table_slot(const struct u64_table *tb, uint64_t key)
+{
+	size_t i;
+
+	for (i = home_of(key, tb->cap); tb->slots[i].key; i = (i + 1) & (tb->cap - 1))
+		if (tb->slots[i].key == key)
+			break;
+	return &tb->slots[i];
+}
+
+/* room for one more key: 0, or -ENOMEM (then a key still fits while n + 1 < cap) */
+static int table_reserve(struct u64_table *tb, size_t first_cap)
+{
+	struct u64_table bigger;
+	size_t i;
+
+	if ((tb->n + 1) * 2 <= tb->cap)
+		return 0;
+	bigger.cap = tb->cap ? 2 * tb->cap : first_cap;
+	bigger.n = tb->n;
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -ENOMEM;
+	for (i = 0; i < tb->cap; i++)
+		if (tb->slots[i].key)
+			*table_slot(&bigger, tb->slots[i].key) = tb->slots[i];
+	free(tb->slots);
+	*tb = bigger;
+	return 0;
+}
+
+/* linear probing without tombstones: later slots of the run move back */
+static void table_remove(struct u64_table *tb, struct u64_slot *slot)
+{
+	size_t mask = tb->cap - 1, i = slot - tb->slots, j = i, home;
+
+	for (;;) {
+		tb->slots[i].key = 0;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (!tb->slots[j].key)
+				goto done;
+			home = home_of(tb->slots[j].key, tb->cap);
+			/* j's entry may fill the hole at i unless its home lies in (i, j] */
+			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
+				break;
+		}
+		tb->slots[i] = tb->slots[j];
+		i = j;
+	}
+done:
+	tb->n--;
+}
 
 struct stack_ids {
 	unwind_rule_fn *rule_of;
 	void *rule_ctx;
 	struct resolver *resolver;
 
-	/* the poller's own: (pid, ips) hash -> id */
-	struct known_stack *known;
-	size_t known_cap, nknown;
+	struct u64_table known;	/* the poller's own: (pid, ips) hash -> id */
 
 	pthread_mutex_t lock;
 	pthread_cond_t added;
-	struct seq_slot *seqs;	/* open addressing, linear probing */
-	size_t seqs_cap, nseqs;
+	struct u64_table seqs;	/* seq -> id, until taken */
 	bool closed;
 	unsigned int waiters;	/* in stack_ids__take(): a put wakes them, else no syscall */
 	struct stack_ids_stats stats;
 };
 
-static size_t slot_of(uint64_t key, size_t cap)
-{
-	return (key * 0x9e3779b97f4a7c15ULL >> 17) & (cap - 1);
-}
-
-static int seqs_grow(struct stack_ids *t)
-{
-	size_t cap = t->seqs_cap ? 2 * t->seqs_cap : 4096, i, j;
-	struct seq_slot *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->seqs_cap; i++) {
-		if (!t->seqs[i].seq)
-			continue;
-		for (j = slot_of(t->seqs[i].seq, cap); slots[j].seq; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = t->seqs[i];
-	}
-	free(t->seqs);
-	t->seqs = slots;
-	t->seqs_cap = cap;
-	return 0;
-}
-
-static struct seq_slot *seq_find(struct stack_ids *t, uint64_t seq)
-{
-	size_t i;
-
-	for (i = slot_of(seq, t->seqs_cap); t->seqs[i].seq; i = (i + 1) & (t->seqs_cap - 1))
-		if (t->seqs[i].seq == seq)
-			return &t->seqs[i];
-	return NULL;
-}
-
-/* linear probing without tombstones: later slots of the run move back */
-static void seq_remove(struct stack_ids *t, struct seq_slot *slot)
-{
-	size_t mask = t->seqs_cap - 1, i = slot - t->seqs, j = i, home;
-
-	for (;;) {
-		t->seqs[i].seq = 0;
-		for (;;) {
-			j = (j + 1) & mask;
-			if (!t->seqs[j].seq)
-				goto done;
-			home = slot_of(t->seqs[j].seq, t->seqs_cap);
-			/* j's entry may fill the hole at i unless its home lies in (i, j] */
-			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-				break;
-		}
-		t->seqs[i] = t->seqs[j];
-		i = j;
-	}
-done:
-	t->nseqs--;
-}
-
 static int seq_put(struct stack_ids *t, uint64_t seq, uint64_t id)
 {
-	size_t i;
+	struct u64_slot *slot;
 
 	pthread_mutex_lock(&t->lock);
-	if ((t->nseqs + 1) * 2 > t->seqs_cap && seqs_grow(t) && t->nseqs + 1 == t->seqs_cap) {
+	if (table_reserve(&t->seqs, 4096) && t->seqs.n + 1 == t->seqs.cap) {
 		/* no room: stop waiting for any seq rather than for this one forever */
 		t->closed = true;
 		pthread_cond_broadcast(&t->added);
 		pthread_mutex_unlock(&t->lock);
 		return -ENOMEM;
 	}
-	for (i = slot_of(seq, t->seqs_cap); t->seqs[i].seq; i = (i + 1) & (t->seqs_cap - 1))
-		;
-	t->seqs[i] = (struct seq_slot){ .seq = seq, .id = id };
-	t->nseqs++;
+	slot = table_slot(&t->seqs, seq);
+	*slot = (struct u64_slot){ .key = seq, .val = id };
+	t->seqs.n++;
 	if (t->waiters)
 		pthread_cond_broadcast(&t->added);
 	pthread_mutex_unlock(&t->lock);
@@ -118,18 +120,18 @@ static int seq_put(struct stack_ids *t, uint64_t seq, uint64_t id)
 
 uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
 {
-	struct seq_slot *slot;
+	struct u64_slot *slot;
 	uint64_t id = 0;
 
 	pthread_mutex_lock(&t->lock);
-	while (!(slot = seq_find(t, seq)) && !t->closed) {
+	while (!(slot = table_slot(&t->seqs, seq))->key && !t->closed) {
 		t->waiters++;
 		pthread_cond_wait(&t->added, &t->lock);
 		t->waiters--;
 	}
-	if (slot) {
-		id = slot->id;
-		seq_remove(t, slot);
+	if (slot->key) {
+		id = slot->val;
+		table_remove(&t->seqs, slot);
 	} else {
 		t->stats.unpublished++;
 	}
@@ -149,26 +151,6 @@ static uint64_t hash_stack(int32_t pid, const __u64 *ips, unsigned int nr)
 	return h ? h : 1;
 }
 
-static int known_grow(struct stack_ids *t)
-{
-	size_t cap = t->known_cap ? 2 * t->known_cap : 1024, i, j;
-	struct known_stack *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < t->known_cap; i++) {
-		if (!t->known[i].id)
-			continue;
-		for (j = slot_of(t->known[i].hash, cap); slots[j].id; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = t->known[i];
-	}
-	free(t->known);
-	t->known = slots;
-	t->known_cap = cap;
-	return 0;
-}
-
 /*
  * The id of a stack, a new one (sent to the resolver) the first time.  As
  * in BPF with fp, stacks are told apart by a 64-bit hash of (pid, ips).
@@ -176,20 +158,19 @@ static int known_grow(struct stack_ids *t)
 static uint64_t stack_id(struct stack_ids *t, struct mt_stack_record *st)
 {
 	uint64_t hash = hash_stack(st->pid, st->ips, st->nr);
-	size_t i;
+	struct u64_slot *slot;
 
-	if ((t->nknown + 1) * 2 > t->known_cap && known_grow(t))
+	if (table_reserve(&t->known, 1024))
 		return 0;
-	for (i = slot_of(hash, t->known_cap); t->known[i].id; i = (i + 1) & (t->known_cap - 1))
-		if (t->known[i].hash == hash)
-			return t->known[i].id;
-	st->id = ++t->nknown;
+	slot = table_slot(&t->known, hash);
+	if (slot->key)
+		return slot->val;
+	st->id = t->known.n + 1;
 	if (resolver__push(t->resolver, st, offsetof(struct mt_stack_record, ips) +
-			   st->nr * sizeof(st->ips[0]))) {
-		t->nknown--;
+			   st->nr * sizeof(st->ips[0])))
 		return 0;
-	}
-	t->known[i] = (struct known_stack){ .hash = hash, .id = st->id };
+	*slot = (struct u64_slot){ .key = hash, .val = st->id };
+	t->known.n++;
 	return st->id;
 }
 
@@ -210,7 +191,7 @@ int stack_ids__add_raw(struct stack_ids *t, const struct mt_raw_stack *rec, uint
 	t->stats.raw++;
 	t->stats.raw_bytes += hdr.size;
 	t->stats.frames += st.nr;
-	t->stats.stacks = t->nknown;
+	t->stats.stacks = t->known.n;
 	return seq_put(t, rec->seq, id);
 }
 
@@ -226,7 +207,7 @@ struct stack_ids *stack_ids__new(unwind_rule_fn *rule_of, void *rule_ctx,
 	t->resolver = resolver;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->added, NULL);
-	if (seqs_grow(t) || known_grow(t)) {
+	if (table_reserve(&t->seqs, 4096) || table_reserve(&t->known, 1024)) {
 		stack_ids__delete(t);
 		return NULL;
 	}
@@ -252,8 +233,8 @@ void stack_ids__delete(struct stack_ids *t)
 {
 	if (!t)
 		return;
-	free(t->seqs);
-	free(t->known);
+	free(t->seqs.slots);
+	free(t->known.slots);
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->added);
 	free(t);
