@@ -99,8 +99,7 @@ struct track_session {
 	int guardian_fd;
 	int status;			/* the root's wait status */
 	uint64_t start_ns, end_ns;
-	uint64_t drops;			/* events and call stacks */
-	uint64_t stack_drops;
+	uint64_t event_drops, stack_drops;
 	pthread_t sampler;
 	atomic_bool sampling;
 };
@@ -591,7 +590,7 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	pack_key(pk, "drops");
 	msgpack_pack_map(pk, 2);
 	pack_key(pk, "events");
-	msgpack_pack_uint64(pk, s->drops - s->stack_drops);
+	msgpack_pack_uint64(pk, s->event_drops);
 	pack_key(pk, "stacks");
 	msgpack_pack_uint64(pk, s->stack_drops);
 	pack_key(pk, "exit_code");
@@ -617,7 +616,6 @@ static void add_unpublished_stacks(struct track_session *s)
 		return;
 	stack_ids__stats(s->stack_ids, &st);
 	s->stack_drops += st.unpublished;
-	s->drops += st.unpublished;
 }
 
 /* everything after the root exits: drain, release, trailer; 0 or -errno */
@@ -642,8 +640,8 @@ static int finish_pipeline(struct track_session *s)
 		resolver__finish(s->resolver);
 	/* whatever is still recorded as stopped by us is resumed now */
 	pressure__release_all(bpf_track__pressure_fd(s->bpf));
+	s->event_drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
 	s->stack_drops = bpf_track__drops(s->bpf, MT_RING_STACKS);
-	s->drops = bpf_track__drops(s->bpf, MT_RING_EVENTS) + s->stack_drops;
 
 	ret = encoder__drain(s->enc);
 	stop_backlog_sampler(s);
@@ -707,7 +705,7 @@ static void print_summary(struct track_session *s)
 		"%lu drops, %lu pressure episodes%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, stacks, s->artifact_path,
 		human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
-		s->drops, s->events.episodes + s->stacks.episodes,
+		s->event_drops + s->stack_drops, s->events.episodes + s->stacks.episodes,
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "");
 }
 
@@ -715,10 +713,10 @@ static int exit_status(const struct track_session *s, int err)
 {
 	if (err)
 		return MEMTRACK_EXIT_FATAL;
-	if (s->drops && !opts.tolerate_drops) {
+	if ((s->event_drops || s->stack_drops) && !opts.tolerate_drops) {
 		error("%lu events and %lu call stacks were dropped: the artifact is incomplete "
 		      "(use a larger --ring-size, or --tolerate-drops)",
-		      s->drops - s->stack_drops, s->stack_drops);
+		      s->event_drops, s->stack_drops);
 		return MEMTRACK_EXIT_FATAL;
 	}
 	if (s->attach)
