@@ -254,15 +254,8 @@ static int proc_list__add(struct proc_list *l, const struct artifact_record *r)
 {
 	struct proc_info *pi;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		void *p = realloc(l->p, cap * sizeof(*l->p));
-
-		if (!p)
-			return -ENOMEM;
-		l->p = p;
-		l->cap = cap;
-	}
+	if (grow_array((void **)&l->p, &l->cap, l->n + 1, sizeof(*l->p)))
+		return -ENOMEM;
 	pi = &l->p[l->n++];
 	pi->pid = r->pid;
 	pi->ppid = r->ppid;

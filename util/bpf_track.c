@@ -26,7 +26,8 @@
 struct bpf_track {
 	struct memtrack_bpf *skel;
 	int *links;
-	int nlinks, links_cap;
+	int nlinks;
+	size_t links_cap;
 	struct mt_file_id *inspected;	/* files already looked at, attached or not */
 	size_t ninspected, inspected_cap;
 	unsigned int attached_files;
@@ -93,15 +94,8 @@ fail:
 
 static int add_link(struct bpf_track *t, int fd)
 {
-	if (t->nlinks == t->links_cap) {
-		int cap = t->links_cap ? 2 * t->links_cap : 16;
-		int *links = realloc(t->links, cap * sizeof(*links));
-
-		if (!links)
-			return -ENOMEM;
-		t->links = links;
-		t->links_cap = cap;
-	}
+	if (grow_array((void **)&t->links, &t->links_cap, t->nlinks + 1, sizeof(*t->links)))
+		return -ENOMEM;
 	t->links[t->nlinks++] = fd;
 	return 0;
 }
@@ -250,15 +244,9 @@ static int mark_inspected(struct bpf_track *t, const struct mt_file_id *id)
 {
 	__u8 one = 1;
 
-	if (t->ninspected == t->inspected_cap) {
-		size_t cap = t->inspected_cap ? 2 * t->inspected_cap : 64;
-		struct mt_file_id *p = realloc(t->inspected, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		t->inspected = p;
-		t->inspected_cap = cap;
-	}
+	if (grow_array((void **)&t->inspected, &t->inspected_cap, t->ninspected + 1,
+		       sizeof(*t->inspected)))
+		return -ENOMEM;
 	t->inspected[t->ninspected++] = *id;
 	if (bpf_map__update_elem(t->skel->maps.inspected, id, sizeof(*id), &one,
 				 sizeof(one), BPF_ANY))

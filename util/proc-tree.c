@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "proc-tree.h"
+#include "util.h"
 
 struct pid_ppid {
 	pid_t pid, ppid;
@@ -44,7 +45,7 @@ static int read_stat(pid_t pid, pid_t *ppid, char *comm, size_t comm_size)
 
 static int all_processes(struct pid_ppid **out)
 {
-	struct pid_ppid *v = NULL, *p;
+	struct pid_ppid *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *d;
 	DIR *dir = opendir("/proc");
@@ -56,15 +57,10 @@ static int all_processes(struct pid_ppid **out)
 
 		if (pid <= 0 || read_stat(pid, &ppid, NULL, 0))
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			p = realloc(v, cap * sizeof(*v));
-			if (!p) {
-				free(v);
-				closedir(dir);
-				return -ENOMEM;
-			}
-			v = p;
+		if (grow_array((void **)&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			closedir(dir);
+			return -ENOMEM;
 		}
 		v[n].pid = pid;
 		v[n++].ppid = ppid;

@@ -7,6 +7,7 @@
 #include "report-sites.h"
 #include "report-summary.h"
 #include "report-timeline.h"
+#include "util.h"
 
 #define TABLE_MIN_BITS	10
 #define GOLDEN		0x9e3779b97f4a7c15ULL
@@ -138,15 +139,8 @@ static struct report_process *get_process(struct report_summary *s, int32_t pid)
 
 	if (p)
 		return p;
-	if (s->nr_procs == s->procs_cap) {
-		size_t cap = s->procs_cap ? 2 * s->procs_cap : 16;
-		void *procs = realloc(s->procs, cap * sizeof(*s->procs));
-
-		if (!procs)
-			return NULL;
-		s->procs = procs;
-		s->procs_cap = cap;
-	}
+	if (grow_array((void **)&s->procs, &s->procs_cap, s->nr_procs + 1, sizeof(*s->procs)))
+		return NULL;
 	idx = report_u64map__get(s->proc_index, (uint32_t)pid);
 	if (!idx)
 		return NULL;

@@ -49,23 +49,6 @@ struct resolver {
 	size_t nframe_ids, frame_ids_cap;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static uint64_t frame_hash(const struct sym_frame *f)
 {
 	uint64_t h = (uintptr_t)f->module * 0x9e3779b97f4a7c15ULL;
@@ -128,9 +111,9 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 	struct stack_entry *st;
 	uint32_t i, nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES;
 
-	if (grow((void **)&r->frame_ids, &r->frame_ids_cap, r->nframe_ids + nr,
+	if (grow_array((void **)&r->frame_ids, &r->frame_ids_cap, r->nframe_ids + nr,
 		 sizeof(*r->frame_ids)) ||
-	    grow((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)))
+	    grow_array((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
 		struct sym_frame f;
@@ -152,7 +135,7 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 
 static int defer(struct resolver *r, const struct mt_stack_record *rec)
 {
-	if (grow((void **)&r->deferred, &r->deferred_cap, r->ndeferred + 1,
+	if (grow_array((void **)&r->deferred, &r->deferred_cap, r->ndeferred + 1,
 		 sizeof(*r->deferred)))
 		return -ENOMEM;
 	r->deferred[r->ndeferred++] = *rec;

@@ -507,15 +507,8 @@ static int module_read_units(struct module *mod)
 		while ((off = dwarf_ranges(&cudie, off, &base, &low, &high)) > 0) {
 			if (low >= high)
 				continue;
-			if (mod->nr_cus == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				struct cu_range *n = realloc(mod->cus, ncap * sizeof(*n));
-
-				if (!n)
-					return -ENOMEM;
-				mod->cus = n;
-				cap = ncap;
-			}
+			if (grow_array((void **)&mod->cus, &cap, mod->nr_cus + 1, sizeof(*mod->cus)))
+				return -ENOMEM;
 			mod->cus[mod->nr_cus].low = low;
 			mod->cus[mod->nr_cus].high = high;
 			mod->cus[mod->nr_cus].cu = cudie;
@@ -880,16 +873,9 @@ static int read_maps(pid_t pid, struct raw_map **out, size_t *nr_out)
 		/* anonymous executable memory (JIT), [vsyscall], [uprobes]: no file */
 		if (path[0] != '/' && strcmp(path, VDSO_NAME))
 			continue;
-		if (nr == cap) {
-			size_t ncap = cap ? 2 * cap : 32;
-			struct raw_map *n = realloc(raw, ncap * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				break;
-			}
-			raw = n;
-			cap = ncap;
+		if (grow_array((void **)&raw, &cap, nr + 1, sizeof(*raw))) {
+			err = -ENOMEM;
+			break;
 		}
 		raw[nr].path = strdup(path);
 		if (!raw[nr].path) {

@@ -22,4 +22,11 @@ int mkdir_p(const char *path, mode_t mode);
 /* write() all of buf, retrying on EINTR and short writes; 0 or -errno */
 int write_all(int fd, const void *buf, size_t len);
 
+/*
+ * Room for need elements of size bytes in the array *p of capacity *cap,
+ * which doubles (from 16); 0, or -ENOMEM with the array as it was.
+ * Pass the array as (void **)&array.
+ */
+int grow_array(void **p, size_t *cap, size_t need, size_t size);
+
 #endif
