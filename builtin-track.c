@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/bpf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -790,7 +791,7 @@ static int parse_call_graph(const char *mode)
 static int check_stacks_ring(const struct track_session *s)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
-	uint64_t record = sizeof(struct mt_raw_stack) + opts.stack_copy_size + 8;
+	uint64_t record = BPF_RINGBUF_HDR_SZ + sizeof(struct mt_raw_stack) + opts.stack_copy_size;
 	uint64_t copies = 2 + (cpus > 2 ? cpus : 2);	/* one in flight per CPU, and some */
 	uint64_t need = copies * record * 100 / (100 - opts.watermark_pct), min = 4096;
 
