@@ -4,7 +4,7 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 MEMTRACK=${MEMTRACK:-$TOP/memtrack}
 # shellcheck disable=SC2034 # used by the scripts that source this
-WORKLOADS=$TOP/tests/workloads
+WORKLOADS=${WORKLOADS:-$TOP/tests/workloads}
 failures=0
 # through sudo or not, commands run as root: track_sudo sets these itself
 unset SUDO_UID SUDO_GID SUDO_USER
