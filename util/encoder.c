@@ -56,20 +56,25 @@ struct encoder {
 	_Atomic uint64_t events_in, events_out, bytes_written;
 };
 
-static const char *const kind_names[MT_KIND_MAX] = {
-	[MT_MALLOC] = "Malloc",
-	[MT_CALLOC] = "Calloc",
-	[MT_ALIGNED_ALLOC] = "AlignedAlloc",
-	[MT_REALLOC] = "Realloc",
-	[MT_FREE] = "Free",
-	[MT_MMAP] = "Mmap",
-	[MT_MUNMAP] = "Munmap",
-	[MT_BRK] = "Brk",
+#define KIND(k, s)	[k] = { s, sizeof(s) - 1 }
+
+static const struct kind_name {
+	const char *s;
+	unsigned char len;
+} kind_names[MT_KIND_MAX] = {
+	KIND(MT_MALLOC, "Malloc"),
+	KIND(MT_CALLOC, "Calloc"),
+	KIND(MT_ALIGNED_ALLOC, "AlignedAlloc"),
+	KIND(MT_REALLOC, "Realloc"),
+	KIND(MT_FREE, "Free"),
+	KIND(MT_MMAP, "Mmap"),
+	KIND(MT_MUNMAP, "Munmap"),
+	KIND(MT_BRK, "Brk"),
 };
 
 const char *mt_kind__name(uint32_t kind)
 {
-	return kind < MT_KIND_MAX ? kind_names[kind] : NULL;
+	return kind < MT_KIND_MAX ? kind_names[kind].s : NULL;
 }
 
 void pack_str(msgpack_packer *pk, const char *s)
@@ -85,35 +90,109 @@ void pack_key(msgpack_packer *pk, const char *key)
 	pack_str(pk, key);
 }
 
-void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e)
+/*
+ * Events are most of an artifact: they are written straight as bytes, the
+ * very bytes msgpack-c would pack (tests/unit/test-encoder.c holds the two
+ * side by side), without a callback per key and value.
+ */
+static unsigned char *put_be(unsigned char *p, unsigned char tag, uint64_t v,
+			     unsigned int bytes)
+{
+	*p++ = tag;
+	while (bytes--)
+		*p++ = v >> (8 * bytes);
+	return p;
+}
+
+/* a non-negative integer in its smallest encoding, as msgpack-c packs it */
+static unsigned char *put_uint(unsigned char *p, uint64_t v)
+{
+	if (v < 0x80) {
+		*p++ = v;
+		return p;
+	}
+	if (v <= UINT8_MAX)
+		return put_be(p, 0xcc, v, 1);
+	if (v <= UINT16_MAX)
+		return put_be(p, 0xcd, v, 2);
+	if (v <= UINT32_MAX)
+		return put_be(p, 0xce, v, 4);
+	return put_be(p, 0xcf, v, 8);
+}
+
+/* a signed 32-bit integer, as msgpack_pack_int32() packs it */
+static unsigned char *put_int32(unsigned char *p, int32_t v)
+{
+	if (v >= 0)
+		return put_uint(p, v);
+	if (v >= -32) {
+		*p++ = (unsigned char)v;
+		return p;
+	}
+	if (v >= INT8_MIN)
+		return put_be(p, 0xd0, (uint8_t)v, 1);
+	if (v >= INT16_MIN)
+		return put_be(p, 0xd1, (uint16_t)v, 2);
+	return put_be(p, 0xd2, (uint32_t)v, 4);
+}
+
+/* a short string, its fixstr byte first */
+static unsigned char *put_fixstr(unsigned char *p, const char *s, unsigned int len)
+{
+	*p++ = 0xa0 | len;
+	memcpy(p, s, len);
+	return p + len;
+}
+
+#define PUT_KEY(p, key)	put_fixstr(p, key, sizeof(key) - 1)
+
+size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e)
 {
 	bool has_size = e->kind != MT_FREE;
 	bool has_old = e->kind == MT_REALLOC;
 	bool has_stack = e->stack != 0;
+	unsigned char *p = buf;
 
-	msgpack_pack_map(pk, 5 + has_size + has_old + has_stack);
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, e->pid);
-	pack_key(pk, "tid");
-	msgpack_pack_int32(pk, e->tid);
-	pack_key(pk, "timestamp");
-	msgpack_pack_uint64(pk, e->ts);
-	pack_key(pk, "addr");
-	msgpack_pack_uint64(pk, e->addr);
-	pack_key(pk, "type");
-	pack_str(pk, mt_kind__name(e->kind));
-	if (has_size) {
-		pack_key(pk, "size");
-		msgpack_pack_uint64(pk, e->size);
-	}
-	if (has_old) {
-		pack_key(pk, "old_addr");
-		msgpack_pack_uint64(pk, e->old_addr);
-	}
-	if (has_stack) {
-		pack_key(pk, "stack");
-		msgpack_pack_uint64(pk, e->stack);
-	}
+	*p++ = 0x80 | (5 + has_size + has_old + has_stack);	/* fixmap */
+	p = put_int32(PUT_KEY(p, "pid"), e->pid);
+	p = put_int32(PUT_KEY(p, "tid"), e->tid);
+	p = put_uint(PUT_KEY(p, "timestamp"), e->ts);
+	p = put_uint(PUT_KEY(p, "addr"), e->addr);
+	p = PUT_KEY(p, "type");
+	if (e->kind < MT_KIND_MAX && kind_names[e->kind].s)
+		p = put_fixstr(p, kind_names[e->kind].s, kind_names[e->kind].len);
+	else
+		*p++ = 0xc0;	/* nil: not an allocation kind */
+	if (has_size)
+		p = put_uint(PUT_KEY(p, "size"), e->size);
+	if (has_old)
+		p = put_uint(PUT_KEY(p, "old_addr"), e->old_addr);
+	if (has_stack)
+		p = put_uint(PUT_KEY(p, "stack"), e->stack);
+	return p - buf;
+}
+
+void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e)
+{
+	unsigned char buf[ALLOC_EVENT_MAX_BYTES];
+
+	pk->callback(pk->data, (const char *)buf, encode_alloc_event(buf, e));
+}
+
+/* room for n more events at the end of sbuf */
+static int sbuffer_reserve(msgpack_sbuffer *sbuf, size_t n)
+{
+	size_t need = sbuf->size + n * ALLOC_EVENT_MAX_BYTES;
+	char *p;
+
+	if (need <= sbuf->alloc)
+		return 0;
+	p = realloc(sbuf->data, need);
+	if (!p)
+		return -ENOMEM;
+	sbuf->data = p;
+	sbuf->alloc = need;
+	return 0;
 }
 
 static int worker__init(struct worker *w, struct encoder *enc)
@@ -209,20 +288,23 @@ static void encode_window(struct worker *wk, struct window *w, uint64_t wait_ns)
 {
 	struct encoder_window_stats st = { .events = w->n, .wait_ns = wait_ns };
 	struct encoder *enc = wk->enc;
-	msgpack_packer pk;
 	uint64_t t0, t1;
 	size_t zsize;
 	unsigned int i;
 
 	t0 = now_ns();
 	msgpack_sbuffer_clear(&wk->sbuf);
-	msgpack_packer_init(&pk, &wk->sbuf, msgpack_sbuffer_write);
-	for (i = 0; i < w->n; i++) {
-		if (enc->opts.stack_id && w->ev[i].stack)
-			w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg, w->ev[i].stack);
-		pack_alloc_event(&pk, &w->ev[i]);
+	zsize = 0;
+	if (!sbuffer_reserve(&wk->sbuf, w->n)) {
+		for (i = 0; i < w->n; i++) {
+			if (enc->opts.stack_id && w->ev[i].stack)
+				w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg,
+								    w->ev[i].stack);
+			wk->sbuf.size += encode_alloc_event((unsigned char *)wk->sbuf.data +
+							    wk->sbuf.size, &w->ev[i]);
+		}
+		zsize = worker__compress(wk);
 	}
-	zsize = worker__compress(wk);
 	t1 = now_ns();
 
 	wait_for_turn(enc, w->seq);

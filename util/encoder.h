@@ -57,7 +57,10 @@ void encoder__delete(struct encoder *enc);
 
 /* the artifact's name for an event kind, NULL for non-allocation kinds */
 const char *mt_kind__name(uint32_t kind);
+/* the most bytes one event takes as msgpack */
+#define ALLOC_EVENT_MAX_BYTES	128
 /* encodes one event as the artifact's msgpack map */
+size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e);
 void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e);
 /* packs a string key and a value */
 void pack_key(msgpack_packer *pk, const char *key);
