@@ -2,13 +2,18 @@
 /*
  * memtrack's probes.  Allocator entry points are hit through one uprobe_multi
  * link per binary (the function is the attach cookie); syscalls and process
- * lifetime through tp_btf programs, which need no tracefs.  Only processes in
+ * lifetime through raw tracepoints, which need no tracefs.  Only processes in
  * `tracked` (the root and its descendants) produce events.
+ *
+ * No CO-RE: libbpf would search the kernel's BTF once per structure, about a
+ * millisecond each, at every start.  pt_regs is read at its fixed (ABI)
+ * offsets; the kernel structures at offsets userspace found in the BTF
+ * (struct mt_kernel_offsets).
  */
+#define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 
 #include "memtrack.h"
 
@@ -23,11 +28,17 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define NR_munmap	11
 #define NR_brk		12
 #define NR_mremap	25
+#define SYSCALL_ARG1	di
+#define SYSCALL_ARG2	si
+#define SYSCALL_ARG3	dx
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_brk		214
 #define NR_munmap	215
 #define NR_mremap	216
 #define NR_mmap		222
+#define SYSCALL_ARG1	orig_x0
+#define SYSCALL_ARG2	regs[1]
+#define SYSCALL_ARG3	regs[2]
 #else
 #error "syscall numbers for this architecture are missing"
 #endif
@@ -38,6 +49,8 @@ const volatile __u64 stacks_watermark = 0;
 const volatile __u32 call_graph = MT_CALL_GRAPH_NO;
 /* --call-graph dwarf,SIZE: a multiple of 8, at most MT_STACK_COPY_MAX */
 const volatile __u32 stack_copy_size = MT_STACK_COPY_DEFAULT;
+
+const volatile struct mt_kernel_offsets koff = {};
 
 /* bumped at every stop, so that pollers scan pressure_stopped only when needed */
 __u64 pressure_stops = 0;
@@ -142,6 +155,25 @@ struct {
  */
 __u32 tracing_done = 0;
 
+/* a kernel field: at base + off, 0 if unreadable */
+static __always_inline __u64 kernel_u64(const void *base, __u32 off)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (const char *)base + off);
+	return v;
+}
+
+static __always_inline __u32 kernel_u32(const void *base, __u32 off)
+{
+	__u32 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (const char *)base + off);
+	return v;
+}
+
+#define kernel_ptr(base, off)	((void *)kernel_u64(base, off))
+
 static __always_inline bool is_tracked(__u32 tgid)
 {
 	return !tracing_done && bpf_map_lookup_elem(&tracked, &tgid) != NULL;
@@ -233,14 +265,16 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 
 static __always_inline void file_id_of(struct file *f, struct mt_file_id *id)
 {
-	id->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	id->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	struct inode *inode = kernel_ptr(f, koff.file_inode);
+
+	id->dev = kernel_u32(kernel_ptr(inode, koff.inode_sb), koff.sb_dev);
+	id->ino = kernel_u64(inode, koff.inode_ino);
 }
 
 static long vma_file_id(struct task_struct *task, struct vm_area_struct *vma,
 			void *ctx)
 {
-	struct file *f = BPF_CORE_READ(vma, vm_file);
+	struct file *f = kernel_ptr(vma, koff.vma_file);
 
 	if (f)
 		file_id_of(f, ctx);
@@ -537,7 +571,14 @@ static __always_inline bool is_memory_syscall(long nr)
 	return nr == NR_mmap || nr == NR_munmap || nr == NR_mremap || nr == NR_brk;
 }
 
-SEC("tp_btf/sys_enter")
+/* a syscall's argument from the pt_regs the tracepoint passes */
+#define syscall_arg(regs, reg) ({						\
+	__u64 __v = 0;								\
+	bpf_probe_read_kernel(&__v, sizeof(__v), &(regs)->reg);		\
+	__v;									\
+})
+
+SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -547,14 +588,14 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 	if (!is_memory_syscall(nr) || !is_tracked(id >> 32))
 		return 0;
 	st.nr = nr;
-	st.args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
-	st.args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	st.args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	st.args[0] = syscall_arg(regs, SYSCALL_ARG1);
+	st.args[1] = syscall_arg(regs, SYSCALL_ARG2);
+	st.args[2] = syscall_arg(regs, SYSCALL_ARG3);
 	bpf_map_update_elem(&syscalls, &tid, &st, BPF_ANY);
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
+SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -599,11 +640,11 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = kernel_u32(parent, koff.task_tgid);
+	__u32 ctgid = kernel_u32(child, koff.task_tgid);
 	struct mt_proc_event *e;
 	__u8 one = 1;
 
@@ -618,11 +659,11 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = kernel_u32(p, koff.task_tgid);
 	struct mt_proc_event *e;
 
 	if (!is_tracked(tgid))
@@ -631,33 +672,34 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	if (!e)
 		return 0;
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
-				  BPF_CORE_READ(bprm, filename));
+				  kernel_ptr(bprm, koff.binprm_filename));
 	submit_event(e);
 	if (discover_allocators || call_graph != MT_CALL_GRAPH_NO) {
 		struct mt_file_id file;
 
 		/* with call graphs, every exec: userspace records the new mappings */
-		file_id_of(BPF_CORE_READ(bprm, file), &file);
+		file_id_of(kernel_ptr(bprm, koff.binprm_file), &file);
 		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO, MT_NEW_CODE_EXEC);
 	}
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(process_exit, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tid = kernel_u32(p, koff.task_pid);
+	__u32 tgid = kernel_u32(p, koff.task_tgid);
 	struct mt_proc_event *e;
 
 	bpf_map_delete_elem(&syscalls, &tid);
-	if (!is_tracked(tgid) || BPF_CORE_READ(p, signal, live.counter) != 0)
+	if (!is_tracked(tgid) ||
+	    kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
 		return 0;
 	bpf_map_delete_elem(&tracked, &tgid);
 	e = reserve_proc_event(MT_EXIT, tgid);
 	if (!e)
 		return 0;
-	e->exit_code = BPF_CORE_READ(p, exit_code);
+	e->exit_code = kernel_u32(p, koff.task_exit_code);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -126,6 +126,26 @@ struct mt_proc_event {
 	char filename[MT_PATH_LEN];	/* MT_EXEC only */
 };
 
+/*
+ * Where the fields the probes read lie in the running kernel's structures,
+ * found by userspace in its BTF (util/bpf_kernel_offsets.c): one pass over
+ * the types instead of a CO-RE candidate search per structure at load.
+ */
+struct mt_kernel_offsets {
+	__u32 task_tgid;		/* pid_t */
+	__u32 task_pid;			/* pid_t */
+	__u32 task_exit_code;		/* int */
+	__u32 task_signal;		/* struct signal_struct * */
+	__u32 signal_live;		/* atomic_t */
+	__u32 binprm_filename;		/* const char * */
+	__u32 binprm_file;		/* struct file * */
+	__u32 file_inode;		/* struct inode * */
+	__u32 inode_sb;			/* struct super_block * */
+	__u32 inode_ino;		/* unsigned long */
+	__u32 sb_dev;			/* dev_t */
+	__u32 vma_file;			/* struct file * */
+};
+
 /* per-ring reservation failures, indexed by ring */
 enum mt_ring_id {
 	MT_RING_EVENTS,

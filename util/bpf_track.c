@@ -14,7 +14,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "bpf/memtrack.h"	/* before the skeleton: its rodata holds our types */
 #include "bpf/memtrack.skel.h"
+#include "bpf_kernel_offsets.h"
 #include "bpf_track.h"
 #include "allocators.h"
 #include "elf-syms.h"
@@ -59,6 +61,9 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		goto fail;
 	}
 	t->skel = skel;
+	err = kernel_offsets__read((struct mt_kernel_offsets *)&skel->rodata->koff);
+	if (err)
+		goto fail;
 	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
 	bpf_map__set_max_entries(skel->maps.stacks, opts->ring_size[MT_RING_STACKS]);
 	/* an LRU map is allocated whole at load: only fp dedupes stacks in BPF */

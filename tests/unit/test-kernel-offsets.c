@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kernel_offsets__resolve() on BTF built here: fields inside anonymous
+ * structs and unions, through typedefs, and the refusals (a missing
+ * structure or member, a member of another size).  The running kernel's BTF
+ * is read too, for the structures being there at all.
+ */
+#include <errno.h>
+
+#include "check.h"
+
+#ifdef NO_BPF_SKEL
+int main(void)
+{
+	printf("kernel-offsets: skipped, built without BPF\n");
+	return 0;
+}
+#else
+#include <bpf/btf.h>
+
+#include "util/bpf_kernel_offsets.h"
+
+struct types {
+	int i32, i64, ptr;
+};
+
+static void add_types(struct btf *btf, struct types *ty)
+{
+	ty->i32 = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	ty->i64 = btf__add_int(btf, "long unsigned int", 8, 0);
+	ty->ptr = btf__add_ptr(btf, 0);
+}
+
+/*
+ * task_struct with tgid two levels down, in an anonymous struct inside an
+ * anonymous union, as randomized layouts and unions put fields.
+ */
+static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_size)
+{
+	int tgid_type = tgid_size == 4 ? ty->i32 : ty->i64;
+	int inner, uni;
+
+	inner = btf__add_struct(btf, NULL, 16);
+	btf__add_field(btf, "before", ty->i64, 0, 0);
+	btf__add_field(btf, "tgid", tgid_type, 64, 0);
+	uni = btf__add_union(btf, NULL, 16);
+	btf__add_field(btf, "other", ty->i64, 0, 0);
+	btf__add_field(btf, NULL, inner, 0, 0);
+	btf__add_struct(btf, "task_struct", 64);
+	btf__add_field(btf, "flags", ty->i32, 0, 3);		/* a bitfield: skipped */
+	btf__add_field(btf, "pid", ty->i32, 32, 0);
+	btf__add_field(btf, NULL, uni, 128, 0);			/* tgid: 16 + 8 */
+	btf__add_field(btf, "exit_code", ty->i32, 256, 0);
+	btf__add_field(btf, "signal", ty->ptr, 320, 0);
+}
+
+static void add_other_structs(struct btf *btf, const struct types *ty, bool with_vma)
+{
+	int counter, atomic;
+
+	counter = btf__add_struct(btf, NULL, 4);
+	btf__add_field(btf, "counter", ty->i32, 0, 0);
+	atomic = btf__add_typedef(btf, "atomic_t", counter);
+	btf__add_struct(btf, "signal_struct", 16);
+	btf__add_field(btf, "nr_threads", ty->i32, 0, 0);
+	btf__add_field(btf, "live", atomic, 32, 0);
+	btf__add_struct(btf, "linux_binprm", 32);
+	btf__add_field(btf, "file", ty->ptr, 64, 0);
+	btf__add_field(btf, "filename", ty->ptr, 128, 0);
+	btf__add_struct(btf, "file", 24);
+	btf__add_field(btf, "f_inode", ty->ptr, 128, 0);
+	btf__add_struct(btf, "inode", 48);
+	btf__add_field(btf, "i_sb", ty->ptr, 64, 0);
+	btf__add_field(btf, "i_ino", ty->i64, 320, 0);
+	btf__add_struct(btf, "super_block", 24);
+	btf__add_field(btf, "s_dev", ty->i32, 128, 0);
+	if (with_vma) {
+		btf__add_struct(btf, "vm_area_struct", 128);
+		btf__add_field(btf, "vm_file", ty->ptr, 64 * 8, 0);
+	}
+}
+
+static struct btf *build(int tgid_size, bool with_vma)
+{
+	struct btf *btf = btf__new_empty();
+	struct types ty;
+
+	add_types(btf, &ty);
+	add_task_struct(btf, &ty, tgid_size);
+	add_other_structs(btf, &ty, with_vma);
+	return btf;
+}
+
+static void test_offsets(void)
+{
+	struct mt_kernel_offsets ko = { 0 };
+	struct btf *btf = build(4, true);
+
+	CHECK(kernel_offsets__resolve(btf, &ko) == 0);
+	CHECK_U64(ko.task_pid, 4, "task_struct.pid");
+	CHECK_U64(ko.task_tgid, 24, "task_struct.tgid, in an anonymous struct in a union");
+	CHECK_U64(ko.task_exit_code, 32, "task_struct.exit_code");
+	CHECK_U64(ko.task_signal, 40, "task_struct.signal");
+	CHECK_U64(ko.signal_live, 4, "signal_struct.live.counter, through a typedef");
+	CHECK_U64(ko.binprm_file, 8, "linux_binprm.file");
+	CHECK_U64(ko.binprm_filename, 16, "linux_binprm.filename");
+	CHECK_U64(ko.file_inode, 16, "file.f_inode");
+	CHECK_U64(ko.inode_sb, 8, "inode.i_sb");
+	CHECK_U64(ko.inode_ino, 40, "inode.i_ino");
+	CHECK_U64(ko.sb_dev, 16, "super_block.s_dev");
+	CHECK_U64(ko.vma_file, 64, "vm_area_struct.vm_file");
+	btf__free(btf);
+}
+
+static void test_refusals(void)
+{
+	struct mt_kernel_offsets ko;
+	struct btf *btf;
+
+	printf("# two errors expected:\n");
+	btf = build(4, false);
+	CHECK(kernel_offsets__resolve(btf, &ko) == -ESRCH, "no vm_area_struct");
+	btf__free(btf);
+	btf = build(8, true);
+	CHECK(kernel_offsets__resolve(btf, &ko) == -EINVAL, "an 8-byte tgid");
+	btf__free(btf);
+}
+
+static void test_running_kernel(void)
+{
+	struct mt_kernel_offsets ko = { 0 };
+
+	CHECK(kernel_offsets__read(&ko) == 0);
+	CHECK(ko.task_tgid > 0 && ko.task_pid > 0 && ko.task_tgid != ko.task_pid,
+	      "tgid at %u, pid at %u", ko.task_tgid, ko.task_pid);
+}
+
+int main(void)
+{
+	test_offsets();
+	test_refusals();
+	test_running_kernel();
+	return test_done("kernel-offsets");
+}
+#endif

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The offsets of the kernel fields memtrack's probes read, from the BTF the
+ * kernel describes itself with.  libbpf's CO-RE would find the same, but it
+ * searches all of vmlinux's types once per structure (about 1.4 ms each here,
+ * at every start); one pass finds all the structures at once.
+ */
+#include <bpf/btf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "bpf_kernel_offsets.h"
+#include "usage.h"
+#include "util.h"
+
+struct kernel_field {
+	const char *type;
+	const char *member;	/* "a.b": member b of the struct or union member a */
+	size_t size;		/* the size the probes read */
+	size_t off;		/* offset in struct mt_kernel_offsets */
+};
+
+#define FIELD(t, m, sz, dst)	{ t, m, sz, offsetof(struct mt_kernel_offsets, dst) }
+
+static const struct kernel_field fields[] = {
+	FIELD("task_struct", "tgid", 4, task_tgid),
+	FIELD("task_struct", "pid", 4, task_pid),
+	FIELD("task_struct", "exit_code", 4, task_exit_code),
+	FIELD("task_struct", "signal", 8, task_signal),
+	FIELD("signal_struct", "live.counter", 4, signal_live),
+	FIELD("linux_binprm", "filename", 8, binprm_filename),
+	FIELD("linux_binprm", "file", 8, binprm_file),
+	FIELD("file", "f_inode", 8, file_inode),
+	FIELD("inode", "i_sb", 8, inode_sb),
+	FIELD("inode", "i_ino", 8, inode_ino),
+	FIELD("super_block", "s_dev", 4, sb_dev),
+	FIELD("vm_area_struct", "vm_file", 8, vma_file),
+};
+
+/* the structure named like fields[i].type, for every i; one pass over btf */
+static void find_structs(const struct btf *btf, __u32 *ids)
+{
+	__u32 id, n = btf__type_cnt(btf), i;
+
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name;
+
+		if (!btf_is_struct(t) || !t->name_off)
+			continue;
+		name = btf__name_by_offset(btf, t->name_off);
+		for (i = 0; i < ARRAY_SIZE(fields); i++)
+			if (!ids[i] && !strcmp(name, fields[i].type))
+				ids[i] = id;
+	}
+}
+
+/*
+ * The member called name in the struct or union type id, looking into its
+ * anonymous members too; its bit offset added to *bits, its type, or 0.
+ */
+static __u32 find_member(const struct btf *btf, __u32 id, const char *name,
+			 size_t len, __u64 *bits)
+{
+	const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	const struct btf_member *m;
+	unsigned int i;
+
+	if (!t || !btf_is_composite(t))
+		return 0;
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		const char *mname = btf__name_by_offset(btf, m->name_off);
+		__u32 found;
+
+		if (btf_member_bitfield_size(t, i))
+			continue;
+		if (*mname) {
+			if (strlen(mname) == len && !memcmp(mname, name, len)) {
+				*bits += btf_member_bit_offset(t, i);
+				return m->type;
+			}
+			continue;
+		}
+		found = find_member(btf, m->type, name, len, bits);
+		if (found) {
+			*bits += btf_member_bit_offset(t, i);
+			return found;
+		}
+	}
+	return 0;
+}
+
+/* the byte offset of a field's path ("a.b") from the start of type id */
+static int field_offset(const struct btf *btf, __u32 id, const struct kernel_field *f,
+			__u32 *off)
+{
+	const char *path = f->member;
+	__u64 bits = 0;
+	__s64 size;
+
+	for (;;) {
+		size_t len = strcspn(path, ".");
+
+		id = find_member(btf, id, path, len, &bits);
+		if (!id)
+			return -ESRCH;
+		if (!path[len])
+			break;
+		path += len + 1;
+	}
+	size = btf__resolve_size(btf, id);
+	if (bits % 8 || size != (__s64)f->size)
+		return -EINVAL;
+	*off = bits / 8;
+	return 0;
+}
+
+int kernel_offsets__resolve(const struct btf *btf, struct mt_kernel_offsets *ko)
+{
+	__u32 ids[ARRAY_SIZE(fields)] = { 0 };
+	unsigned int i;
+	int err;
+
+	find_structs(btf, ids);
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		const struct kernel_field *f = &fields[i];
+
+		err = ids[i] ? field_offset(btf, ids[i], f, (__u32 *)((char *)ko + f->off))
+			     : -ESRCH;
+		if (err) {
+			error("the kernel's BTF has no %s.%s%s", f->type, f->member,
+			      err == -EINVAL ? " of the expected size" : "");
+			return err;
+		}
+	}
+	return 0;
+}
+
+int kernel_offsets__read(struct mt_kernel_offsets *ko)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int err;
+
+	if (!btf) {
+		err = -errno;
+		error("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s",
+		      strerror(-err));
+		return err;
+	}
+	err = kernel_offsets__resolve(btf, ko);
+	btf__free(btf);
+	return err;
+}
