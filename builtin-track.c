@@ -62,6 +62,7 @@ static struct track_opts {
 	unsigned int poll_ms;
 	unsigned int watermark_pct;
 	unsigned int encoder_threads;
+	unsigned int compression_level;
 	const char *call_graph;
 	unsigned int stack_copy_size;
 	const char *attach_pids;
@@ -73,6 +74,7 @@ static struct track_opts {
 	.ring_size = { DEFAULT_EVENTS_RING, DEFAULT_STACKS_RING },
 	.poll_ms = 1,
 	.watermark_pct = 75,
+	.compression_level = 3,
 	.call_graph = DEFAULT_CALL_GRAPH,
 };
 
@@ -446,6 +448,7 @@ static void start_pipeline(struct track_session *s)
 	struct encoder_opts eo = {
 		.fd = s->artifact_fd,
 		.threads = opts.encoder_threads,
+		.level = opts.compression_level,
 		.on_window = on_window,
 		.on_window_arg = s->stats,
 	};
@@ -824,6 +827,9 @@ static int validate_options(struct track_session *s)
 	if (opts.encoder_threads > 64)
 		return error("--encoder-threads must be at most 64, not %u",
 			     opts.encoder_threads);
+	if (opts.compression_level < 1 || opts.compression_level > 19)
+		return error("--compression-level must be between 1 and 19, not %u",
+			     opts.compression_level);
 	return check_stacks_ring(s);
 }
 
@@ -843,6 +849,8 @@ int cmd_track(int argc, const char **argv)
 			     "stop producers when a ring is this full (default: 75)"),
 		OPT_UINTEGER(0, "encoder-threads", &opts.encoder_threads, "n",
 			     "threads compressing the artifact (default: 1 on 2 cores)"),
+		OPT_UINTEGER('z', "compression-level", &opts.compression_level, "n",
+			     "zstd level of the artifact, 1 to 19 (default: 3)"),
 		OPT_STRING('p', "pid", &opts.attach_pids, "pid[,pid...]",
 			   "track these running processes and their descendants"),
 		OPT_STRING(0, "call-graph", &opts.call_graph, "mode",

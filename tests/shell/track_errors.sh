@@ -42,6 +42,10 @@ test_usage_errors() {
 		"$MEMTRACK" track --pressure-watermark 100 -- true
 	expect_failure "poll interval out of range" 129 "between 1 and 60000" \
 		"$MEMTRACK" track --poll-interval 0 -- true
+	expect_failure "compression level 0" 129 "between 1 and 19, not 0" \
+		"$MEMTRACK" track -z 0 -- true
+	expect_failure "compression level 20" 129 "between 1 and 19, not 20" \
+		"$MEMTRACK" track --compression-level 20 -- true
 }
 
 test_fatal_errors() {
