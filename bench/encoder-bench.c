@@ -85,11 +85,30 @@ static int run(uint64_t events, unsigned int threads)
 	return 0;
 }
 
+/* a positive decimal number, or 0 */
+static uint64_t count_arg(const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 10);
+
+	return *s >= '0' && *s <= '9' && !*end ? v : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned int default_threads[] = { 1, 2, 4, 8, 16 };
-	uint64_t events = argc > 1 ? strtoull(argv[1], NULL, 10) : 4000000;
+	uint64_t events = argc > 1 ? count_arg(argv[1]) : 4000000;
 	int i, n = argc > 2 ? argc - 2 : 5, status, failed = 0;
+
+	for (i = 2; i < argc && events; i++)
+		if (!count_arg(argv[i]) || count_arg(argv[i]) > 64)
+			events = 0;
+	if (!events) {
+		fprintf(stderr, "usage: encoder-bench [<events> [<threads>...]]\n"
+			"  <events>   events per run (default 4000000)\n"
+			"  <threads>  encoder thread counts to run, 1 to 64 (default 1 2 4 8 16)\n");
+		return 129;
+	}
 
 	printf("encoder: %lu synthetic events per run, machine: %ld cpus\n\n",
 	       events, sysconf(_SC_NPROCESSORS_ONLN));
