@@ -37,10 +37,16 @@ static const struct kernel_field fields[] = {
 	FIELD("vm_area_struct", "vm_file", 8, vma_file),
 };
 
-/* the structure named like fields[i].type, for every i; one pass over btf */
-static void find_structs(const struct btf *btf, __u32 *ids)
+/* vmlinux has a few struct names defined twice (15 on 6.18), none of ours yet */
+#define MAX_CANDIDATES	4
+
+/*
+ * The structures named like fields[i].type, for every i, in one pass over
+ * btf: ids[i][0..MAX_CANDIDATES), 0 after the last.
+ */
+static void find_structs(const struct btf *btf, __u32 (*ids)[MAX_CANDIDATES])
 {
-	__u32 id, n = btf__type_cnt(btf), i;
+	__u32 id, n = btf__type_cnt(btf), i, c;
 
 	for (id = 1; id < n; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
@@ -49,9 +55,14 @@ static void find_structs(const struct btf *btf, __u32 *ids)
 		if (!btf_is_struct(t) || !t->name_off)
 			continue;
 		name = btf__name_by_offset(btf, t->name_off);
-		for (i = 0; i < ARRAY_SIZE(fields); i++)
-			if (!ids[i] && !strcmp(name, fields[i].type))
-				ids[i] = id;
+		for (i = 0; i < ARRAY_SIZE(fields); i++) {
+			if (strcmp(name, fields[i].type))
+				continue;
+			for (c = 0; c < MAX_CANDIDATES && ids[i][c]; c++)
+				;
+			if (c < MAX_CANDIDATES)
+				ids[i][c] = id;
+		}
 	}
 }
 
@@ -116,9 +127,41 @@ static int field_offset(const struct btf *btf, __u32 id, const struct kernel_fie
 	return 0;
 }
 
+/*
+ * The field's offset in whichever candidate structures have it, as CO-RE
+ * would: they must all agree.
+ */
+static int candidates_offset(const struct btf *btf, const __u32 *ids,
+			     const struct kernel_field *f, __u32 *off)
+{
+	int err = -ESRCH, ret;
+	unsigned int c;
+	__u32 o;
+
+	for (c = 0; c < MAX_CANDIDATES && ids[c]; c++) {
+		ret = field_offset(btf, ids[c], f, &o);
+		if (ret) {
+			if (err == -ESRCH)
+				err = ret;
+			continue;
+		}
+		if (!err && o != *off) {
+			error("the kernel's BTF has two struct %s with %s at %u and %u",
+			      f->type, f->member, *off, o);
+			return -ENOTUNIQ;
+		}
+		*off = o;
+		err = 0;
+	}
+	if (err)
+		error("the kernel's BTF has no %s.%s%s", f->type, f->member,
+		      err == -EINVAL ? " of the expected size" : "");
+	return err;
+}
+
 int kernel_offsets__resolve(const struct btf *btf, struct mt_kernel_offsets *ko)
 {
-	__u32 ids[ARRAY_SIZE(fields)] = { 0 };
+	__u32 ids[ARRAY_SIZE(fields)][MAX_CANDIDATES] = { { 0 } };
 	unsigned int i;
 	int err;
 
@@ -126,13 +169,9 @@ int kernel_offsets__resolve(const struct btf *btf, struct mt_kernel_offsets *ko)
 	for (i = 0; i < ARRAY_SIZE(fields); i++) {
 		const struct kernel_field *f = &fields[i];
 
-		err = ids[i] ? field_offset(btf, ids[i], f, (__u32 *)((char *)ko + f->off))
-			     : -ESRCH;
-		if (err) {
-			error("the kernel's BTF has no %s.%s%s", f->type, f->member,
-			      err == -EINVAL ? " of the expected size" : "");
+		err = candidates_offset(btf, ids[i], f, (__u32 *)((char *)ko + f->off));
+		if (err)
 			return err;
-		}
 	}
 	return 0;
 }

@@ -126,6 +126,23 @@ static void test_refusals(void)
 	btf__free(btf);
 }
 
+/* a second struct super_block: ignored without s_dev, refused with s_dev elsewhere */
+static void test_same_name_twice(void)
+{
+	struct mt_kernel_offsets ko = { 0 };
+	struct btf *btf = build(4, true);
+
+	btf__add_struct(btf, "super_block", 8);
+	btf__add_field(btf, "s_flags", btf__find_by_name(btf, "int"), 0, 0);
+	CHECK(kernel_offsets__resolve(btf, &ko) == 0);
+	CHECK_U64(ko.sb_dev, 16, "s_dev of the one super_block that has it");
+	btf__add_struct(btf, "super_block", 32);
+	btf__add_field(btf, "s_dev", btf__find_by_name(btf, "int"), 192, 0);
+	printf("# one error expected:\n");
+	CHECK(kernel_offsets__resolve(btf, &ko) == -ENOTUNIQ, "two s_dev offsets");
+	btf__free(btf);
+}
+
 static void test_running_kernel(void)
 {
 	struct mt_kernel_offsets ko = { 0 };
@@ -139,6 +156,7 @@ int main(void)
 {
 	test_offsets();
 	test_refusals();
+	test_same_name_twice();
 	test_running_kernel();
 	return test_done("kernel-offsets");
 }
