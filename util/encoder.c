@@ -293,16 +293,16 @@ static void encode_window(struct worker *wk, struct window *w, uint64_t wait_ns)
 	unsigned int i;
 
 	t0 = now_ns();
+	/* the seqs are taken even if the window cannot be written: they would wait forever */
+	for (i = 0; enc->opts.stack_id && i < w->n; i++)
+		if (w->ev[i].stack)
+			w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg, w->ev[i].stack);
 	msgpack_sbuffer_clear(&wk->sbuf);
 	zsize = 0;
 	if (!sbuffer_reserve(&wk->sbuf, w->n)) {
-		for (i = 0; i < w->n; i++) {
-			if (enc->opts.stack_id && w->ev[i].stack)
-				w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg,
-								    w->ev[i].stack);
+		for (i = 0; i < w->n; i++)
 			wk->sbuf.size += encode_alloc_event((unsigned char *)wk->sbuf.data +
 							    wk->sbuf.size, &w->ev[i]);
-		}
 		zsize = worker__compress(wk);
 	}
 	t1 = now_ns();
