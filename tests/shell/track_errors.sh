@@ -46,6 +46,8 @@ test_usage_errors() {
 		"$MEMTRACK" track -z 0 -- true
 	expect_failure "compression level 20" 129 "between 1 and 19, not 20" \
 		"$MEMTRACK" track --compression-level 20 -- true
+	expect_failure "compression level not a number" 129 "expects a non-negative number" \
+		"$MEMTRACK" track -z fast -- true
 }
 
 test_fatal_errors() {
