@@ -155,24 +155,15 @@ struct {
  */
 __u32 tracing_done = 0;
 
-/* a kernel field: at base + off, 0 if unreadable */
-static __always_inline __u64 kernel_u64(const void *base, __u32 off)
-{
-	__u64 v = 0;
+/* a kernel field of that type at base + off, 0 if unreadable */
+#define kernel_read(type, base, off) ({						\
+	type __v = 0;								\
+	bpf_probe_read_kernel(&__v, sizeof(__v), (const char *)(base) + (off));	\
+	__v;									\
+})
 
-	bpf_probe_read_kernel(&v, sizeof(v), (const char *)base + off);
-	return v;
-}
-
-static __always_inline __u32 kernel_u32(const void *base, __u32 off)
-{
-	__u32 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), (const char *)base + off);
-	return v;
-}
-
-#define kernel_ptr(base, off)	((void *)kernel_u64(base, off))
+#define kernel_u32(base, off)	kernel_read(__u32, base, off)
+#define kernel_ptr(base, off)	kernel_read(void *, base, off)
 
 static __always_inline bool is_tracked(__u32 tgid)
 {
@@ -268,7 +259,7 @@ static __always_inline void file_id_of(struct file *f, struct mt_file_id *id)
 	struct inode *inode = kernel_ptr(f, koff.file_inode);
 
 	id->dev = kernel_u32(kernel_ptr(inode, koff.inode_sb), koff.sb_dev);
-	id->ino = kernel_u64(inode, koff.inode_ino);
+	id->ino = kernel_read(__u64, inode, koff.inode_ino);
 }
 
 static long vma_file_id(struct task_struct *task, struct vm_area_struct *vma,
@@ -572,11 +563,7 @@ static __always_inline bool is_memory_syscall(long nr)
 }
 
 /* a syscall's argument from the pt_regs the tracepoint passes */
-#define syscall_arg(regs, reg) ({						\
-	__u64 __v = 0;								\
-	bpf_probe_read_kernel(&__v, sizeof(__v), &(regs)->reg);		\
-	__v;									\
-})
+#define syscall_arg(regs, reg)	kernel_read(__u64, regs, offsetof(struct pt_regs, reg))
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
