@@ -37,7 +37,7 @@ static const struct kernel_field fields[] = {
 	FIELD("vm_area_struct", "vm_file", 8, vma_file),
 };
 
-/* vmlinux has a few struct names defined twice (15 on 6.18), none of ours yet */
+/* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */
 #define MAX_CANDIDATES	4
 
 /*
