@@ -90,6 +90,49 @@ void pack_key(msgpack_packer *pk, const char *key)
 	pack_str(pk, key);
 }
 
+void pack_frame_record(msgpack_packer *pk, const struct frame_record *f)
+{
+	msgpack_pack_map(pk, 5 + (f->symbol != NULL) + 2 * (f->file != NULL));
+	pack_key(pk, "type");
+	pack_str(pk, "Frame");
+	pack_key(pk, "id");
+	msgpack_pack_uint64(pk, f->id);
+	pack_key(pk, "ip");
+	msgpack_pack_uint64(pk, f->ip);
+	pack_key(pk, "module");
+	pack_str(pk, f->module);
+	if (f->symbol) {
+		pack_key(pk, "symbol");
+		pack_str(pk, f->symbol);
+	}
+	pack_key(pk, "offset");
+	msgpack_pack_uint64(pk, f->offset);
+	if (f->file) {
+		pack_key(pk, "file");
+		pack_str(pk, f->file);
+		pack_key(pk, "line");
+		msgpack_pack_uint32(pk, f->line);
+	}
+}
+
+void pack_stack_record(msgpack_packer *pk, uint64_t id, int32_t pid,
+		       const uint64_t *frames, uint32_t nr)
+{
+	uint32_t i;
+
+	msgpack_pack_map(pk, 4);
+	pack_key(pk, "type");
+	pack_str(pk, "Stack");
+	pack_key(pk, "id");
+	msgpack_pack_uint64(pk, id);
+	pack_key(pk, "pid");
+	msgpack_pack_int32(pk, pid);
+	pack_key(pk, "frames");
+	msgpack_pack_array(pk, nr);
+	for (i = 0; i < nr; i++)
+		msgpack_pack_uint64(pk, frames[i]);
+}
+
 /*
  * Events are most of an artifact: they are written straight as bytes, the
  * very bytes msgpack-c would pack (tests/unit/test-encoder.c holds the two

@@ -66,5 +66,17 @@ void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e);
 void pack_key(msgpack_packer *pk, const char *key);
 void pack_str(msgpack_packer *pk, const char *s);
 
+/* an artifact's Frame record; symbol and file are left out when NULL */
+struct frame_record {
+	uint64_t id, ip, offset;
+	const char *module, *symbol, *file;
+	uint32_t line;
+};
+
+void pack_frame_record(msgpack_packer *pk, const struct frame_record *f);
+/* an artifact's Stack record: frame ids, innermost first */
+void pack_stack_record(msgpack_packer *pk, uint64_t id, int32_t pid,
+		       const uint64_t *frames, uint32_t nr);
+
 
 #endif

@@ -250,43 +250,14 @@ int resolver__finish(struct resolver *r)
 
 static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
 {
-	msgpack_pack_map(pk, 6 + (f->file ? 2 : 0));
-	pack_key(pk, "type");
-	pack_str(pk, "Frame");
-	pack_key(pk, "id");
-	msgpack_pack_uint64(pk, f->id);
-	pack_key(pk, "ip");
-	msgpack_pack_uint64(pk, f->ip);
-	pack_key(pk, "module");
-	pack_str(pk, f->module ? f->module : SYM_UNKNOWN);
-	pack_key(pk, "symbol");
-	pack_str(pk, f->symbol ? f->symbol : SYM_UNKNOWN);
-	pack_key(pk, "offset");
-	msgpack_pack_uint64(pk, f->offset);
-	if (f->file) {
-		pack_key(pk, "file");
-		pack_str(pk, f->file);
-		pack_key(pk, "line");
-		msgpack_pack_uint32(pk, f->line);
-	}
-}
+	struct frame_record rec = {
+		.id = f->id, .ip = f->ip, .offset = f->offset,
+		.module = f->module ? f->module : SYM_UNKNOWN,
+		.symbol = f->symbol ? f->symbol : SYM_UNKNOWN,
+		.file = f->file, .line = f->line,
+	};
 
-static void pack_stack(msgpack_packer *pk, const struct stack_entry *st,
-		       const uint64_t *frame_ids)
-{
-	uint32_t i;
-
-	msgpack_pack_map(pk, 4);
-	pack_key(pk, "type");
-	pack_str(pk, "Stack");
-	pack_key(pk, "id");
-	msgpack_pack_uint64(pk, st->id);
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, st->pid);
-	pack_key(pk, "frames");
-	msgpack_pack_array(pk, st->nr);
-	for (i = 0; i < st->nr; i++)
-		msgpack_pack_uint64(pk, frame_ids[st->first + i]);
+	pack_frame_record(pk, &rec);
 }
 
 void resolver__pack(struct resolver *r, msgpack_packer *pk)
@@ -296,8 +267,11 @@ void resolver__pack(struct resolver *r, msgpack_packer *pk)
 	for (i = 0; i < r->frames_cap; i++)
 		if (r->frames[i].id)
 			pack_frame(pk, &r->frames[i]);
-	for (i = 0; i < r->nstacks; i++)
-		pack_stack(pk, &r->stacks[i], r->frame_ids);
+	for (i = 0; i < r->nstacks; i++) {
+		const struct stack_entry *st = &r->stacks[i];
+
+		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);
+	}
 }
 
 uint64_t resolver__stacks(struct resolver *r)

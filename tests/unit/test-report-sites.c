@@ -67,44 +67,12 @@ static void pack_event(msgpack_packer *pk, const struct ev *e, uint64_t ts)
 
 static void pack_frame(msgpack_packer *pk, const struct frame *f)
 {
-	msgpack_pack_map(pk, 5 + (f->symbol != NULL) + 2 * (f->file != NULL));
-	pack_key(pk, "type");
-	pack_str(pk, "Frame");
-	pack_key(pk, "id");
-	msgpack_pack_uint64(pk, f->id);
-	pack_key(pk, "ip");
-	msgpack_pack_uint64(pk, 0x400000 + f->id * 0x100 + f->offset);
-	pack_key(pk, "module");
-	pack_str(pk, f->module);
-	if (f->symbol) {
-		pack_key(pk, "symbol");
-		pack_str(pk, f->symbol);
-	}
-	pack_key(pk, "offset");
-	msgpack_pack_uint64(pk, f->offset);
-	if (f->file) {
-		pack_key(pk, "file");
-		pack_str(pk, f->file);
-		pack_key(pk, "line");
-		msgpack_pack_uint32(pk, f->line);
-	}
-}
+	struct frame_record rec = {
+		.id = f->id, .ip = 0x400000 + f->id * 0x100 + f->offset, .offset = f->offset,
+		.module = f->module, .symbol = f->symbol, .file = f->file, .line = f->line,
+	};
 
-static void pack_stack(msgpack_packer *pk, const struct stack *s)
-{
-	uint32_t i;
-
-	msgpack_pack_map(pk, 4);
-	pack_key(pk, "type");
-	pack_str(pk, "Stack");
-	pack_key(pk, "id");
-	msgpack_pack_uint64(pk, s->id);
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, s->pid);
-	pack_key(pk, "frames");
-	msgpack_pack_array(pk, s->nr);
-	for (i = 0; i < s->nr; i++)
-		msgpack_pack_uint64(pk, s->frames[i]);
+	pack_frame_record(pk, &rec);
 }
 
 static void pack_events(msgpack_packer *pk, void *arg)
@@ -140,7 +108,8 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	}
 	/* frames after the stacks that name them: any order must do */
 	for (i = 0; i < a->nr_stacks; i++)
-		pack_stack(pk, &a->stacks[i]);
+		pack_stack_record(pk, a->stacks[i].id, a->stacks[i].pid, a->stacks[i].frames,
+				  a->stacks[i].nr);
 	for (i = 0; i < a->nr_frames; i++)
 		pack_frame(pk, &a->frames[i]);
 }
