@@ -54,15 +54,13 @@ struct artifact_spec {
 	bool meta;
 };
 
-static void pack_event(msgpack_packer *pk, const struct ev *e, uint64_t ts)
+static struct mt_alloc_event alloc_event(const struct ev *e, uint64_t ts)
 {
-	struct mt_alloc_event ae = {
+	return (struct mt_alloc_event){
 		.kind = e->kind, .pid = e->pid, .tid = e->pid, .ts = ts,
 		.addr = e->addr, .size = e->size, .old_addr = e->old_addr,
 		.stack = e->stack == NO_STACK ? 0 : e->stack,
 	};
-
-	pack_alloc_event(pk, &ae);
 }
 
 static void pack_frame(msgpack_packer *pk, const struct frame *f)
@@ -73,15 +71,6 @@ static void pack_frame(msgpack_packer *pk, const struct frame *f)
 	};
 
 	pack_frame_record(pk, &rec);
-}
-
-static void pack_events(msgpack_packer *pk, void *arg)
-{
-	const struct artifact_spec *a = arg;
-	size_t i;
-
-	for (i = 0; i < a->nr_ev; i++)
-		pack_event(pk, &a->ev[i], 1000 * (i + 1));
 }
 
 static void pack_trailer(msgpack_packer *pk, void *arg)
@@ -117,26 +106,16 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 /* the events in one zstd frame, the trailer in another */
 static int write_spec(const char *path, const struct artifact_spec *a)
 {
-	struct encoder_opts opts = { .threads = 1 };
-	struct encoder *enc;
+	struct mt_alloc_event *ev = calloc(a->nr_ev + 1, sizeof(*ev));
+	size_t i;
 	int err;
 
-	opts.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (opts.fd < 0)
-		return -errno;
-	enc = encoder__new(&opts);
-	if (!enc) {
-		close(opts.fd);
+	if (!ev)
 		return -ENOMEM;
-	}
-	err = encoder__drain(enc);
-	if (!err && a->nr_ev)
-		err = encoder__append_records(enc, pack_events, (void *)a);
-	if (!err)
-		err = encoder__append_records(enc, pack_trailer, (void *)a);
-	encoder__delete(enc);
-	if (close(opts.fd) && !err)
-		err = -errno;
+	for (i = 0; i < a->nr_ev; i++)
+		ev[i] = alloc_event(&a->ev[i], 1000 * (i + 1));
+	err = test_write_artifact(path, ev, a->nr_ev, a->nr_ev, pack_trailer, (void *)a);
+	free(ev);
 	return err;
 }
 
