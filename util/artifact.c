@@ -622,7 +622,7 @@ static int read_type(const struct mp_token *v, struct artifact_record *rec)
 /* ---- the fast path: events as memtrack's encoder packs them ------------ */
 
 /*
- * pack_alloc_event() writes a fixmap of 5 to 8 entries with fixstr keys in
+ * encode_alloc_event() writes a fixmap of 5 to 8 entries with fixstr keys in
  * one order: pid, tid, timestamp, addr, type, then size, old_addr, stack
  * when present; the type as a fixstr; every number as msgpack-c packs a
  * non-negative one, in its smallest unsigned encoding.  read_event_fast()

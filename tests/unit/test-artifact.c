@@ -342,7 +342,7 @@ static void test_codspeed_style(void)
 }
 
 /*
- * The reader's fast path for events as pack_alloc_event() writes them, and
+ * The reader's fast path for events as encode_alloc_event() writes them, and
  * its fallback to the generic decoder for everything else: each case is one
  * record, then enough encoder events after it that the fast path has the
  * bytes at hand to try it.  A case the fast path got wrong would show here
