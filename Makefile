@@ -76,10 +76,11 @@ WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 .SECONDARY:
 .PHONY: all test demo deps bench doc check clean help workloads unit
 
-# with O=<dir>, the binary goes there too
+# with O=<dir>, the binary goes there too; the preload shim lies next to it
 MEMTRACK := $(if $(O),$(OUTPUT)/memtrack,memtrack)
+SHIM := $(dir $(MEMTRACK))libmemtrack-preload.so
 
-all: $(MEMTRACK) workloads
+all: $(MEMTRACK) $(SHIM) workloads
 
 help:
 	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -92,8 +93,23 @@ $(OUTPUT)/%.o: %.c | $(OUTPUT)/util $(OUTPUT)/tests/unit
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit:
+$(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit $(OUTPUT)/preload:
 	$(Q)mkdir -p $@
+
+# the preload shim: loaded into traced processes, so nothing it exports but
+# the functions it interposes, and unwind tables for C++ exceptions through it
+SHIM_SRCS := $(wildcard preload/*.c)
+SHIM_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(SHIM_SRCS))
+SHIM_CFLAGS := -O2 -g -Wall -Wextra -std=gnu11 -fPIC -fvisibility=hidden -fexceptions \
+	-fno-omit-frame-pointer -ftls-model=initial-exec -fno-builtin -I. $(EXTRA_CFLAGS)
+
+$(SHIM_OBJS): $(OUTPUT)/preload/%.o: preload/%.c | $(OUTPUT)/preload
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(SHIM_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(SHIM): $(SHIM_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^ -lunwind
 
 # BPF: vmlinux.h from the running kernel's BTF, object, skeleton
 ifeq ($(BUILD_BPF_SKEL),1)
@@ -223,6 +239,6 @@ check:
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf $(OUTPUT) memtrack $(WORKLOADS)
+	$(Q)rm -rf $(OUTPUT) memtrack libmemtrack-preload.so $(WORKLOADS)
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
