@@ -46,7 +46,7 @@ static void make_pair(struct mt_alloc_event e[2], uint64_t i, uint64_t ts)
 	size = 16 + (nth & 1023);
 	e[0].kind = MT_MALLOC;
 	e[0].pid = e[0].tid = ROOT_PID + 1 + child;
-	e[0].pad = 0;
+	e[0].flags = 0;
 	e[0].ts = ts;
 	/* a tcache bin per 16 bytes of size: the same chunk comes back */
 	e[0].addr = 0x55d4a0000000ULL + child * 0x1000000ULL + (size / 16) * 0x420;

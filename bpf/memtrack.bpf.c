@@ -31,6 +31,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SYSCALL_ARG1	di
 #define SYSCALL_ARG2	si
 #define SYSCALL_ARG3	dx
+#define SYSCALL_IP	ip
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_brk		214
 #define NR_munmap	215
@@ -39,6 +40,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SYSCALL_ARG1	orig_x0
 #define SYSCALL_ARG2	regs[1]
 #define SYSCALL_ARG3	regs[2]
+#define SYSCALL_IP	pc
 #else
 #error "syscall numbers for this architecture are missing"
 #endif
@@ -70,7 +72,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tgid */
-	__type(value, __u8);
+	__type(value, __u8);	/* enum mt_mode */
 } tracked SEC(".maps");
 
 /* hash of (tgid, ips) -> stack id: a stack is sent once per process */
@@ -106,11 +108,15 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, 16384);
 	__type(key, struct mt_file_id);
-	__type(value, __u8);
+	__type(value, __u8);	/* enum mt_file_kind */
 } inspected SEC(".maps");
 
 /* 0: tracked processes run whatever code they map, unprobed */
 const volatile bool discover_allocators = false;
+/* every exec stops, for userspace to choose the new image's backend */
+const volatile bool decide_at_exec = false;
+/* the preload shim: its own mappings are memtrack's, not the program's */
+const volatile struct mt_file_id shim_file = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -170,6 +176,14 @@ static __always_inline bool is_tracked(__u32 tgid)
 	return !tracing_done && bpf_map_lookup_elem(&tracked, &tgid) != NULL;
 }
 
+/* the process's mode, 0 when it is not tracked */
+static __always_inline __u8 mode_of(__u32 tgid)
+{
+	__u8 *mode = tracing_done ? NULL : bpf_map_lookup_elem(&tracked, &tgid);
+
+	return mode ? *mode : 0;
+}
+
 static __always_inline void count_drop(__u32 ring)
 {
 	__u64 *n = bpf_map_lookup_elem(&drops, &ring);
@@ -219,6 +233,19 @@ static __always_inline void submit_event(void *rec)
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
 
+/*
+ * Whether userspace must see this mapping of a known file: a process whose
+ * backend is still open stops at every allocator it maps.
+ */
+static __always_inline bool known_file_needs_stop(struct mt_file_id *file, __u32 tgid)
+{
+	__u8 *kind = bpf_map_lookup_elem(&inspected, file);
+
+	if (!kind)
+		return true;
+	return *kind != MT_FILE_PLAIN && mode_of(tgid) == MT_MODE_PENDING;
+}
+
 /* stops the current process until userspace has inspected what it mapped */
 static __always_inline void stop_for_attach(struct mt_file_id *file, bool always,
 					    __s32 reason)
@@ -227,7 +254,7 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key;
 	__u64 now;
 
-	if (!always && bpf_map_lookup_elem(&inspected, file))
+	if (!always && !known_file_needs_stop(file, tgid))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -288,7 +315,7 @@ static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 	e->kind = kind;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
-	e->pad = 0;
+	e->flags = stack && call_graph == MT_CALL_GRAPH_DWARF ? MT_EVENT_STACK_SEQ : 0;
 	e->ts = bpf_ktime_get_ns();
 	e->addr = addr;
 	e->size = size;
@@ -451,16 +478,26 @@ static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
 	return e;
 }
 
+/* the probe's shape, or -1 when this call is not BPF's to record */
+static __always_inline int probe_shape(void *ctx, __u32 tgid)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u8 mode = mode_of(tgid);
+
+	if (mode == MT_MODE_BPF || (mode && (cookie & MT_COOKIE_FOREIGN)))
+		return MT_COOKIE_SHAPE(cookie);
+	return -1;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(alloc_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct call_state *st, new = {};
-	__u32 shape;
+	int shape = probe_shape(ctx, id >> 32);
 
-	if (!is_tracked(id >> 32))
+	if (shape < 0)
 		return 0;
-	shape = bpf_get_attach_cookie(ctx);
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->depth) {
 		/* called from inside another allocator function: not a user call */
@@ -565,6 +602,29 @@ static __always_inline bool is_memory_syscall(long nr)
 /* a syscall's argument from the pt_regs the tracepoint passes */
 #define syscall_arg(regs, reg)	kernel_read(__u64, regs, offsetof(struct pt_regs, reg))
 
+static long vma_in_shim(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct file *f = kernel_ptr(vma, koff.vma_file);
+	struct mt_file_id id = {};
+
+	if (f)
+		file_id_of(f, &id);
+	*(bool *)ctx = id.ino == shim_file.ino && id.dev == shim_file.dev;
+	return 0;
+}
+
+/* a mapping call made by the shim's own code (preload/sys.c) */
+static __always_inline bool called_by_shim(struct pt_regs *regs, long nr)
+{
+	bool shim = false;
+
+	if (!shim_file.ino || nr == NR_brk)
+		return false;
+	bpf_find_vma(bpf_get_current_task_btf(), syscall_arg(regs, SYSCALL_IP), vma_in_shim,
+		     &shim, 0);
+	return shim;
+}
+
 SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
@@ -572,7 +632,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 	__u32 tid = (__u32)id;
 	struct syscall_state st;
 
-	if (!is_memory_syscall(nr) || !is_tracked(id >> 32))
+	if (!is_memory_syscall(nr) || !is_tracked(id >> 32) || called_by_shim(regs, nr))
 		return 0;
 	st.nr = nr;
 	st.args[0] = syscall_arg(regs, SYSCALL_ARG1);
@@ -633,11 +693,14 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	__u32 ptgid = kernel_u32(parent, koff.task_tgid);
 	__u32 ctgid = kernel_u32(child, koff.task_tgid);
 	struct mt_proc_event *e;
-	__u8 one = 1;
+	__u8 mode;
 
-	if (ptgid == ctgid || !is_tracked(ptgid))
+	if (ptgid == ctgid)
+		return 0;	/* a thread */
+	mode = mode_of(ptgid);
+	if (!mode)
 		return 0;
-	bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
+	bpf_map_update_elem(&tracked, &ctgid, &mode, BPF_ANY);
 	e = reserve_proc_event(MT_FORK, ctgid);
 	if (!e)
 		return 0;
@@ -661,12 +724,13 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 				  kernel_ptr(bprm, koff.binprm_filename));
 	submit_event(e);
-	if (discover_allocators || call_graph != MT_CALL_GRAPH_NO) {
+	if (discover_allocators || call_graph != MT_CALL_GRAPH_NO || decide_at_exec) {
 		struct mt_file_id file;
 
-		/* with call graphs, every exec: userspace records the new mappings */
+		/* with call graphs or backends to choose, every exec stops */
 		file_id_of(kernel_ptr(bprm, koff.binprm_file), &file);
-		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO, MT_NEW_CODE_EXEC);
+		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO || decide_at_exec,
+				MT_NEW_CODE_EXEC);
 	}
 	return 0;
 }

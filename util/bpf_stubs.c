@@ -22,9 +22,9 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	return -EOPNOTSUPP;
 }
 
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, struct code_scan *scan)
 {
-	(void)t, (void)pid;
+	(void)t, (void)pid, (void)scan;
 	return -EOPNOTSUPP;
 }
 
@@ -46,10 +46,16 @@ unsigned int bpf_track__probe_failures(struct bpf_track *t)
 	return 0;
 }
 
-int bpf_track__track_pid(struct bpf_track *t, pid_t pid)
+int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
+{
+	(void)t, (void)pid, (void)mode;
+	return -EOPNOTSUPP;
+}
+
+int bpf_track__mode(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;
-	return -EOPNOTSUPP;
+	return 0;
 }
 
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)

@@ -25,13 +25,19 @@
 #include "usage.h"
 #include "util.h"
 
+struct inspected_file {
+	struct mt_file_id id;
+	enum mt_file_kind kind;
+};
+
 struct bpf_track {
 	struct memtrack_bpf *skel;
 	int *links;
 	int nlinks;
 	size_t links_cap;
-	struct mt_file_id *inspected;	/* files already looked at, attached or not */
+	struct inspected_file *inspected;	/* files already looked at, attached or not */
 	size_t ninspected, inspected_cap;
+	struct mt_file_id shim;		/* the preload shim: never probed */
 	unsigned int attached_files;
 	unsigned int probe_failures;
 	int last_probe_error;
@@ -77,6 +83,9 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	if (opts->stack_copy_size)
 		skel->rodata->stack_copy_size = opts->stack_copy_size;
 	skel->rodata->discover_allocators = true;
+	skel->rodata->decide_at_exec = opts->decide_at_exec;
+	skel->rodata->shim_file = opts->shim_file;
+	t->shim = opts->shim_file;
 	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
 					      UPROBE_MULTI_ATTACH_TYPE);
 	bpf_program__set_expected_attach_type(skel->progs.alloc_exit,
@@ -107,7 +116,7 @@ static int add_link(struct bpf_track *t, int fd)
 
 /* the offsets to probe: one per address, under the first name (aliases) */
 static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
-				   uint64_t *offsets, uint64_t *cookies)
+				   uint64_t flags, uint64_t *offsets, uint64_t *cookies)
 {
 	unsigned int cnt = 0, i, j;
 
@@ -121,13 +130,13 @@ static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
 		if (seen)
 			continue;
 		offsets[cnt] = reqs[i].offset;
-		cookies[cnt++] = alloc_symbols[i].shape;
+		cookies[cnt++] = alloc_symbols[i].shape | flags;
 	}
 	if (!returns)
 		return cnt;
 	/* the return probes: every shape but the leaf frees */
 	for (i = j = 0; i < cnt; i++) {
-		if (!alloc_shape__has_return(cookies[i]))
+		if (!alloc_shape__has_return(MT_COOKIE_SHAPE(cookies[i])))
 			continue;
 		offsets[j] = offsets[i];
 		cookies[j++] = cookies[i];
@@ -136,12 +145,12 @@ static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
 }
 
 static int link_binary(struct bpf_track *t, const char *path,
-		       const struct elf_sym_req *reqs, bool returns)
+		       const struct elf_sym_req *reqs, bool returns, uint64_t flags)
 {
 	uint64_t offsets[nr_alloc_symbols], cookies[nr_alloc_symbols];
 	struct bpf_program *prog = returns ? t->skel->progs.alloc_exit :
 					     t->skel->progs.alloc_enter;
-	unsigned int cnt = unique_offsets(reqs, returns, offsets, cookies);
+	unsigned int cnt = unique_offsets(reqs, returns, flags, offsets, cookies);
 	int fd, err;
 
 	if (!cnt)
@@ -202,9 +211,23 @@ static void skip_harmless_prologue(const char *path, struct elf_sym_req *reqs)
 	close(fd);
 }
 
+/*
+ * libc and libstdc++ hold the functions the preload shim interposes: their
+ * probes make events for BPF-traced processes only.  Any other allocator
+ * is foreign to the shim, and probed for every tracked process.
+ */
+static bool is_foreign_allocator(const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	base = base ? base + 1 : name;
+	return strncmp(base, "libc.so", 7) && strncmp(base, "libstdc++.so", 12);
+}
+
 static int attach_binary(struct bpf_track *t, const char *path, const char *name)
 {
 	struct elf_sym_req reqs[nr_alloc_symbols];
+	uint64_t flags = is_foreign_allocator(name) ? MT_COOKIE_FOREIGN : 0;
 	unsigned int i;
 	int err, n;
 
@@ -221,10 +244,10 @@ static int attach_binary(struct bpf_track *t, const char *path, const char *name
 	 * a call entered before its return probe existed would leave a state
 	 * that makes every later call of that thread look nested.
 	 */
-	err = link_binary(t, path, reqs, true);
+	err = link_binary(t, path, reqs, true, flags);
 	if (err < 0)
 		return err;
-	n = link_binary(t, path, reqs, false);
+	n = link_binary(t, path, reqs, false, flags);
 	if (n <= 0) {
 		if (err > 0)
 			close(t->links[--t->nlinks]);
@@ -235,26 +258,37 @@ static int attach_binary(struct bpf_track *t, const char *path, const char *name
 	return n;
 }
 
-static bool is_inspected(struct bpf_track *t, const struct mt_file_id *id)
+static bool same_file(const struct mt_file_id *a, const struct mt_file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+static struct inspected_file *find_inspected(struct bpf_track *t, const struct mt_file_id *id)
 {
 	size_t i;
 
 	for (i = 0; i < t->ninspected; i++)
-		if (t->inspected[i].dev == id->dev && t->inspected[i].ino == id->ino)
-			return true;
-	return false;
+		if (same_file(&t->inspected[i].id, id))
+			return &t->inspected[i];
+	return NULL;
 }
 
-static int mark_inspected(struct bpf_track *t, const struct mt_file_id *id)
+static int mark_inspected(struct bpf_track *t, const struct mt_file_id *id,
+			  enum mt_file_kind kind)
 {
-	__u8 one = 1;
+	struct inspected_file *f = find_inspected(t, id);
+	__u8 value = kind;
 
-	if (grow_array((void **)&t->inspected, &t->inspected_cap, t->ninspected + 1,
-		       sizeof(*t->inspected)))
-		return -ENOMEM;
-	t->inspected[t->ninspected++] = *id;
-	if (bpf_map__update_elem(t->skel->maps.inspected, id, sizeof(*id), &one,
-				 sizeof(one), BPF_ANY))
+	if (!f) {
+		if (grow_array((void **)&t->inspected, &t->inspected_cap, t->ninspected + 1,
+			       sizeof(*t->inspected)))
+			return -ENOMEM;
+		f = &t->inspected[t->ninspected++];
+		f->id = *id;
+	}
+	f->kind = kind;
+	if (bpf_map__update_elem(t->skel->maps.inspected, id, sizeof(*id), &value,
+				 sizeof(value), BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -265,18 +299,26 @@ static __u64 kernel_dev(unsigned int maj, unsigned int min)
 	return ((__u64)maj << 20) | min;
 }
 
-/* returns how many functions were probed, or -errno when probing failed */
+/* looks for allocator functions in a file not seen before, probes them: its kind */
 static int inspect_file(struct bpf_track *t, const struct mt_file_id *id,
 			const char *path, const char *name)
 {
-	int err;
+	struct inspected_file *f = find_inspected(t, id);
+	enum mt_file_kind kind;
+	int err, n;
 
-	if (is_inspected(t, id))
-		return 0;
-	err = mark_inspected(t, id);
-	if (err)
-		return err;
-	return attach_binary(t, path, name);
+	if (f)
+		return f->kind;
+	/* a file of no allocator, until probed: a failure leaves it so */
+	err = mark_inspected(t, id, MT_FILE_PLAIN);
+	if (err || same_file(id, &t->shim))
+		return err ? err : MT_FILE_PLAIN;
+	n = attach_binary(t, path, name);
+	if (n <= 0)
+		return n < 0 ? n : MT_FILE_PLAIN;
+	kind = is_foreign_allocator(name) ? MT_FILE_FOREIGN_ALLOCATOR : MT_FILE_ALLOCATOR;
+	err = mark_inspected(t, id, kind);
+	return err ? err : (int)kind;
 }
 
 static void probe_failed(struct bpf_track *t, const char *file, int err)
@@ -288,12 +330,27 @@ static void probe_failed(struct bpf_track *t, const char *file, int err)
 		" (another tool's uprobe there with a reference counter? see dmesg)" : "");
 }
 
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
+static void note_code(struct code_scan *scan, const struct mt_file_id *id,
+		      const struct mt_file_id *shim, int kind)
+{
+	if (!scan)
+		return;
+	if (kind == MT_FILE_FOREIGN_ALLOCATOR)
+		scan->foreign = true;
+	else if (kind == MT_FILE_ALLOCATOR)
+		scan->allocator = true;
+	if (same_file(id, shim))
+		scan->shim = true;
+}
+
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, struct code_scan *scan)
 {
 	char path[64], line[PATH_MAX + 128], file[PATH_MAX];
 	FILE *maps;
 	int err = 0, n;
 
+	if (scan)
+		memset(scan, 0, sizeof(*scan));
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	maps = fopen(path, "re");
 	if (!maps)
@@ -311,8 +368,6 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
 			continue;
 		id.dev = kernel_dev(maj, min);
 		id.ino = ino;
-		if (is_inspected(t, &id))
-			continue;
 		/* the mapped file itself, wherever (and whatever) its path is now */
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, start, end);
 		n = inspect_file(t, &id, path, file);
@@ -320,6 +375,8 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
 			err = n;
 		else if (n < 0)
 			probe_failed(t, file, n);
+		else
+			note_code(scan, &id, &t->shim, n);
 	}
 	fclose(maps);
 	return err;
@@ -365,7 +422,7 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 
 	dl_iterate_phdr(find_libc, &name);
 	*path = name && realpath(name, resolved) ? resolved : NULL;
-	err = bpf_track__inspect_process(t, getpid());
+	err = bpf_track__inspect_process(t, getpid(), NULL);
 	if (err)
 		return err;
 	if (t->probe_failures > failures)
@@ -373,15 +430,26 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	return t->attached_files ? 0 : -ENOENT;
 }
 
-int bpf_track__track_pid(struct bpf_track *t, pid_t pid)
+int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 {
 	__u32 key = pid;
-	__u8 one = 1;
+	__u8 value = mode;
 
-	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &one,
-				 sizeof(one), BPF_ANY))
+	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
+				 sizeof(value), BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int bpf_track__mode(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 value;
+
+	if (bpf_map__lookup_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
+				 sizeof(value), 0))
+		return 0;
+	return value;
 }
 
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)

@@ -338,7 +338,7 @@ static void encode_window(struct worker *wk, struct window *w, uint64_t wait_ns)
 	t0 = now_ns();
 	/* the seqs are taken even if the window cannot be written: they would wait forever */
 	for (i = 0; enc->opts.stack_id && i < w->n; i++)
-		if (w->ev[i].stack)
+		if (w->ev[i].flags & MT_EVENT_STACK_SEQ)
 			w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg, w->ev[i].stack);
 	msgpack_sbuffer_clear(&wk->sbuf);
 	zsize = 0;

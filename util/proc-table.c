@@ -68,6 +68,8 @@ static void copy_str(char *dst, const char *src, size_t size)
 
 int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e)
 {
+	struct process *parent = e->kind == MT_FORK ? proc_table__get(pt, e->ppid) : NULL;
+	uint8_t parent_mode = parent ? parent->mode : 0;	/* before a get may move it */
 	struct process *p = proc_table__get(pt, e->pid);
 
 	if (!p)
@@ -77,6 +79,7 @@ int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e)
 		p->ppid = e->ppid;
 		p->start = e->ts;
 		copy_str(p->comm, e->comm, sizeof(p->comm));
+		p->mode = parent_mode;	/* a fork keeps its parent's backend */
 		break;
 	case MT_EXEC:
 		if (!p->start)
@@ -93,9 +96,16 @@ int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e)
 	return 0;
 }
 
+/* a process that never said hello to memtrack but had the shim's chance took it */
+static const char *backend_name(uint8_t mode)
+{
+	return mode == MT_MODE_BPF ? "bpf" : mode ? "preload" : NULL;
+}
+
 static void pack_process(msgpack_packer *pk, const struct process *p)
 {
-	int n = 3 + (p->ppid >= 0) + !!p->exe[0] + !!p->start + 2 * p->exited;
+	const char *backend = backend_name(p->mode);
+	int n = 3 + (p->ppid >= 0) + !!p->exe[0] + !!p->start + 2 * p->exited + !!backend;
 
 	msgpack_pack_map(pk, n);
 	pack_key(pk, "type");
@@ -121,6 +131,10 @@ static void pack_process(msgpack_packer *pk, const struct process *p)
 		msgpack_pack_uint64(pk, p->exit);
 		pack_key(pk, "exit_code");
 		msgpack_pack_int32(pk, p->exit_code);
+	}
+	if (backend) {
+		pack_key(pk, "backend");
+		pack_str(pk, backend);
 	}
 }
 

@@ -18,6 +18,7 @@ struct process {
 	uint64_t exit;
 	int32_t exit_code;	/* wait status */
 	bool exited;
+	uint8_t mode;		/* enum mt_mode: its backend, 0 if never known */
 };
 
 struct proc_table {

@@ -87,7 +87,8 @@ struct stack_ids {
 	void *rule_ctx;
 	struct resolver *resolver;
 
-	struct u64_table known;	/* the poller's own: (pid, ips) hash -> id */
+	pthread_mutex_t known_lock;	/* the stacks poller's and the events poller's */
+	struct u64_table known;	/* (pid, ips) hash -> id */
 
 	pthread_mutex_t lock;
 	pthread_cond_t added;
@@ -154,24 +155,45 @@ static uint64_t hash_stack(int32_t pid, const __u64 *ips, unsigned int nr)
 /*
  * The id of a stack, a new one (sent to the resolver) the first time.  As
  * in BPF with fp, stacks are told apart by a 64-bit hash of (pid, ips).
+ * Ids start at STACK_IDS_FIRST, above those BPF gives with fp.
  */
 static uint64_t stack_id(struct stack_ids *t, struct mt_stack_record *st)
 {
-	uint64_t hash = hash_stack(st->pid, st->ips, st->nr);
+	uint64_t hash = hash_stack(st->pid, st->ips, st->nr), id = 0;
 	struct u64_slot *slot;
 
+	pthread_mutex_lock(&t->known_lock);
 	if (table_reserve(&t->known, 1024))
-		return 0;
+		goto out;
 	slot = table_slot(&t->known, hash);
-	if (slot->key)
-		return slot->val;
-	st->id = t->known.n + 1;
+	if (slot->key) {
+		id = slot->val;
+		goto out;
+	}
+	st->id = STACK_IDS_FIRST + t->known.n;
 	if (resolver__push(t->resolver, st, offsetof(struct mt_stack_record, ips) +
 			   st->nr * sizeof(st->ips[0])))
-		return 0;
+		goto out;
 	*slot = (struct u64_slot){ .key = hash, .val = st->id };
 	t->known.n++;
-	return st->id;
+	id = st->id;
+out:
+	t->stats.stacks = t->known.n;
+	pthread_mutex_unlock(&t->known_lock);
+	return id;
+}
+
+uint64_t stack_ids__intern(struct stack_ids *t, int32_t pid, const uint64_t *ips, uint32_t nr)
+{
+	struct mt_stack_record st = { .kind = MT_STACK, .pid = pid };
+	uint64_t id;
+
+	if (!nr)
+		return 0;
+	st.nr = nr < MT_MAX_FRAMES ? nr : MT_MAX_FRAMES;
+	memcpy(st.ips, ips, st.nr * sizeof(st.ips[0]));
+	id = stack_id(t, &st);
+	return id;
 }
 
 int stack_ids__add_raw(struct stack_ids *t, const struct mt_raw_stack *rec, uint32_t len)
@@ -191,7 +213,6 @@ int stack_ids__add_raw(struct stack_ids *t, const struct mt_raw_stack *rec, uint
 	t->stats.raw++;
 	t->stats.raw_bytes += hdr.size;
 	t->stats.frames += st.nr;
-	t->stats.stacks = t->known.n;
 	return seq_put(t, rec->seq, id);
 }
 
@@ -206,6 +227,7 @@ struct stack_ids *stack_ids__new(unwind_rule_fn *rule_of, void *rule_ctx,
 	t->rule_ctx = rule_ctx;
 	t->resolver = resolver;
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->known_lock, NULL);
 	pthread_cond_init(&t->added, NULL);
 	if (table_reserve(&t->seqs, 4096) || table_reserve(&t->known, 1024)) {
 		stack_ids__delete(t);
@@ -236,6 +258,7 @@ void stack_ids__delete(struct stack_ids *t)
 	free(t->seqs.slots);
 	free(t->known.slots);
 	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->known_lock);
 	pthread_cond_destroy(&t->added);
 	free(t);
 }
