@@ -18,7 +18,7 @@ struct item {
 	long key, value;
 };
 
-__attribute__((always_inline)) static inline void *make_block(unsigned long n)
+__attribute__((always_inline)) inline void *make_block(unsigned long n)
 {
 	void *p = std::malloc(n);	/* CXX_INLINE_MALLOC_LINE */
 
