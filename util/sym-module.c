@@ -221,8 +221,82 @@ uint64_t sym_module__vaddr(const struct sym_module *mod, uint64_t ip, uint64_t f
 	return mod->is_exec ? ip : foff;
 }
 
+/*
+ * The frames of an address are computed once: the stacks of a run share
+ * most of their addresses, and the walk down a unit's DWARF to the scopes
+ * holding an address costs microseconds.
+ */
+struct frames_slot {
+	uint64_t key;		/* addr + 1; 0: empty */
+	uint64_t vaddr;
+	struct sym_frame *frames;
+	int n;
+};
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	return (key * 0x9e3779b97f4a7c15ULL) >> 20 & (cap - 1);
+}
+
+static int frames_grow(struct sym_module *mod)
+{
+	size_t cap = mod->frames_cap ? 2 * mod->frames_cap : 256, i, j;
+	struct frames_slot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < mod->frames_cap; i++) {
+		if (!mod->frames[i].key)
+			continue;
+		for (j = slot_of(mod->frames[i].key, cap); slots[j].key; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = mod->frames[i];
+	}
+	free(mod->frames);
+	mod->frames = slots;
+	mod->frames_cap = cap;
+	return 0;
+}
+
+static int compute_frames(struct sym_module *mod, uint64_t vaddr, uint64_t addr,
+			  struct sym_frame *out, int max);
+
 int sym_module__frames(struct sym_module *mod, uint64_t vaddr, uint64_t addr,
 		       struct sym_frame *out, int max)
+{
+	struct frames_slot *slot;
+	size_t i;
+	int n;
+
+	if ((mod->nr_frames + 1) * 2 > mod->frames_cap && frames_grow(mod))
+		return compute_frames(mod, vaddr, addr, out, max);
+	for (i = slot_of(addr + 1, mod->frames_cap); mod->frames[i].key;
+	     i = (i + 1) & (mod->frames_cap - 1)) {
+		slot = &mod->frames[i];
+		if (slot->key == addr + 1 && slot->vaddr == vaddr) {
+			n = slot->n < max ? slot->n : max;
+			memcpy(out, slot->frames, n * sizeof(*out));
+			return n;
+		}
+	}
+	n = compute_frames(mod, vaddr, addr, out, max);
+	slot = &mod->frames[i];
+	slot->frames = malloc(n * sizeof(*out));
+	if (slot->frames && max == SYM_MAX_FRAMES) {
+		memcpy(slot->frames, out, n * sizeof(*out));
+		slot->key = addr + 1;
+		slot->vaddr = vaddr;
+		slot->n = n;
+		mod->nr_frames++;
+	} else {
+		free(slot->frames);
+		slot->frames = NULL;
+	}
+	return n;
+}
+
+static int compute_frames(struct sym_module *mod, uint64_t vaddr, uint64_t addr,
+			  struct sym_frame *out, int max)
 {
 	const struct elf_symbol *sym = elf_symtab__find(&mod->symtab, addr);
 	struct src_frame src[SYM_MAX_FRAMES];
@@ -252,8 +326,13 @@ int sym_module__frames(struct sym_module *mod, uint64_t vaddr, uint64_t addr,
 
 void sym_module__delete(struct sym_module *mod)
 {
+	size_t i;
+
 	if (!mod)
 		return;
+	for (i = 0; i < mod->frames_cap; i++)
+		free(mod->frames[i].frames);
+	free(mod->frames);
 	cfi_rules__exit(&mod->cfi);
 	dwarf_lines__exit(&mod->lines);
 	if (mod->dwarf)

@@ -28,6 +28,8 @@ struct sym_file_map {
 	const char *path;	/* a path, or "[vdso]" */
 };
 
+struct frames_slot;
+
 struct load_seg {
 	uint64_t offset;	/* p_offset */
 	uint64_t filesz;
@@ -54,6 +56,8 @@ struct sym_module {
 	Dwarf *dwarf;
 	struct dwarf_lines lines;
 	struct cfi_rules cfi;
+	struct frames_slot *frames;	/* address -> its frames, computed once */
+	size_t frames_cap, nr_frames;
 };
 
 /* a module for the file of a mapping of pid, opened now (see symbolize.h); NULL: no memory */
