@@ -314,11 +314,11 @@ static Elf *find_by_debuginfod(struct debuginfo *d, const unsigned char *id, ssi
 		if (dbg)
 			count(&d->st.debuginfod);
 		pr_debug("debuginfod: '%s' in %.3f s\n", path, spent / 1e9);
-	} else if (fd != -ENOENT) {
+	} else if (fd != -ENOENT || !d->budget_ns) {
+		/* no server, or a lookup cut short (it may say "not found" then) */
 		d->debuginfod_off = true;
 		warning("debuginfod: no more questions this run: %s after %.1f s",
-			fd == -ECANCELED || !d->budget_ns ? "out of time" : strerror(-fd),
-			spent / 1e9);
+			!d->budget_ns ? "out of time" : strerror(-fd), spent / 1e9);
 	}
 	free(path);
 out:
