@@ -44,7 +44,7 @@ CFLAGS += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -pthread
 CFLAGS += -I. -I$(OUTPUT) -I/usr/include/cjson -DMEMTRACK_VERSION='"$(VERSION)"'
 CFLAGS += $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
-LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lpthread -lm
+LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lpthread -lm
 
 BPF_SRCS := $(filter-out util/bpf_stubs.c,$(wildcard util/bpf_*.c))
 UTIL_SRCS := $(filter-out $(BPF_SRCS) util/bpf_stubs.c,$(wildcard util/*.c))
@@ -67,6 +67,7 @@ WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/lib
 	$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
+	tests/workloads/cxx_inline \
 	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
 	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
 	tests/workloads/stack_alloc_nofp \
@@ -144,6 +145,10 @@ tests/workloads/%: tests/workloads/%.c
 tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+# cxx_inline: a call chain through a template and a forced inline, as C++ is shipped
+tests/workloads/cxx_inline: tests/workloads/cxx_inline.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -Wall -std=c++17 -o $@ $<
 tests/workloads/libdl_alloc.so: tests/workloads/libdl_alloc.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<

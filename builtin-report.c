@@ -19,6 +19,7 @@
 #include "cJSON.h"
 #include "builtin.h"
 #include "util/artifact.h"
+#include "util/demangle.h"
 #include "util/parse-options.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
@@ -36,6 +37,7 @@
 
 struct report_opts {
 	bool dump, json, diff, children, quiet, flamegraph;
+	bool no_demangle;		/* symbols as in the binaries */
 	const char *pids, *time, *comm, *timeline;
 	const char *sort, *top_arg, *depth_arg, *weight;
 	int sort_key;			/* --sort, -1 when not given */
@@ -153,6 +155,7 @@ static const struct dump_field dump_fields[] = {
 	DF(AF_OFFSET, "offset", D_U64, offset),
 	DF(AF_FILE, "file", D_STR, file),
 	DF(AF_LINE, "line", D_U32, line),
+	DF(AF_INLINED, "inlined", D_BOOL, inlined),
 	DF(AF_FRAMES, "frames", D_FRAMES, frames),
 };
 
@@ -494,6 +497,7 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		report_summary__exit(&l->s);
 		return error("out of memory");
 	}
+	report_sites__set_demangle(l->s.sites, !o->no_demangle);
 	if (open_artifact(path, &a)) {
 		report_summary__exit(&l->s);
 		return -1;
@@ -734,10 +738,14 @@ static const char *const site_titles[REPORT_SITE_KEYS] = {
 	[REPORT_SITE_LEAKED] = "bytes leaked (live at exit)",
 };
 
-/* `symbol+0xoff (module) file:line` */
-static void print_frame(const struct report_frame *f)
+/*
+ * `symbol+0xoff (module) file:line`, or `symbol (inlined) (module)
+ * file:line`; templates without their arguments unless names are raw
+ */
+static void print_frame(const struct report_frame *f, bool raw_names)
 {
 	const char *module = f->module ? strrchr(f->module, '/') : NULL;
+	char name[512];
 
 	module = module && module[1] ? module + 1 : f->module;
 	if (!f->known) {
@@ -745,19 +753,30 @@ static void print_frame(const struct report_frame *f)
 		return;
 	}
 	if (f->symbol) {
-		printf("%s+0x%" PRIx64, f->symbol, f->offset);
-		if (module)
-			printf(" (%s)", module);
+		term_puts(raw_names ? f->symbol :
+			  symbol_name__shorten(f->symbol, name, sizeof(name)), stdout);
+		if (f->inlined)
+			fputs(" (inlined)", stdout);
+		else
+			printf("+0x%" PRIx64, f->offset);
+		if (module) {
+			fputs(" (", stdout);
+			term_puts(module, stdout);
+			putchar(')');
+		}
 	} else {
-		fputs(f->name, stdout);
+		term_puts(f->name, stdout);
 	}
-	if (f->file && f->line)
-		printf(" %s:%" PRIu32, f->file, f->line);
-	else if (f->file)
-		printf(" %s", f->file);
+	if (f->file) {
+		putchar(' ');
+		term_puts(f->file, stdout);
+		if (f->line)
+			printf(":%" PRIu32, f->line);
+	}
 }
 
-static void print_site_frames(const struct report_site *site, const char *indent)
+static void print_site_frames(const struct report_site *site, const char *indent,
+			      bool raw_names)
 {
 	uint32_t i;
 
@@ -775,7 +794,7 @@ static void print_site_frames(const struct report_site *site, const char *indent
 		printf("%s[empty stack]\n", indent);
 	for (i = 0; i < site->nr_frames; i++) {
 		fputs(indent, stdout);
-		print_frame(site->frames[i]);
+		print_frame(site->frames[i], raw_names);
 		putchar('\n');
 	}
 }
@@ -805,7 +824,7 @@ static void print_site_section(const struct report_summary *s,
 		printf("  %4zu %11s %10" PRIu64 " %11s %11s %8" PRIu64 "\n", i + 1,
 		       HB(site->bytes), site->calls, HB(site->peak_bytes),
 		       HB(site->leaked_bytes), site->leaked_count);
-		print_site_frames(site, "         ");
+		print_site_frames(site, "         ", o->no_demangle);
 	}
 }
 
@@ -1001,6 +1020,7 @@ static cJSON *json_frame(const struct report_frame *f)
 		json_u64(o, "line", f->line);
 	else
 		cJSON_AddNullToObject(o, "line");
+	cJSON_AddBoolToObject(o, "inlined", f->inlined);
 	return o;
 }
 
@@ -1315,7 +1335,7 @@ static void print_site_diff(const struct site_diff *d, const struct report_opts 
 		if (change_pct(bv, hv, &pct))
 			snprintf(cs, sizeof(cs), "%+.1f%%", pct);
 		printf("  %4zu %11s %11s %12s %9s\n", i + 1, bs, hs, gs, cs);
-		print_site_frames(c->head, "         ");
+		print_site_frames(c->head, "         ", o->no_demangle);
 	}
 }
 
@@ -1544,6 +1564,8 @@ int cmd_report(int argc, const char **argv)
 			   "only events from..to seconds after the first event"),
 		OPT_STRING(0, "timeline", &o.timeline, "file",
 			   "draw the live heap over time into a PNG (gnuplot)"),
+		OPT_BOOLEAN(0, "no-demangle", &o.no_demangle,
+			    "symbol names as in the binaries, not demangled"),
 		OPT_BOOLEAN('q', "quiet", &o.quiet, "no progress line on stderr"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END(),

@@ -349,7 +349,7 @@ static int field_lookup(const unsigned char *s, uint32_t len)
 		       IS("format") ? AF_FORMAT : FIELD_UNKNOWN;
 	case 7:
 		return IS("version") ? AF_VERSION : IS("command") ? AF_COMMAND :
-		       FIELD_UNKNOWN;
+		       IS("inlined") ? AF_INLINED : FIELD_UNKNOWN;
 	case 8:
 		return IS("old_addr") ? AF_OLD_ADDR : IS("root_pid") ? AF_ROOT_PID :
 		       IS("attached") ? AF_ATTACHED : FIELD_UNKNOWN;
@@ -567,6 +567,7 @@ static bool set_scalar(struct artifact *a, int field, const struct mp_token *v,
 	case AF_FORMAT: return token_u32(v, &rec->format);
 	case AF_LINE: return token_u32(v, &rec->line);
 	case AF_ATTACHED: return token_bool(v, &rec->attached);
+	case AF_INLINED: return token_bool(v, &rec->inlined);
 	case AF_COMM: return set_string(a, v, &rec->comm);
 	case AF_EXE: return set_string(a, v, &rec->exe);
 	case AF_TOOL: return set_string(a, v, &rec->tool);

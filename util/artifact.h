@@ -64,6 +64,7 @@ enum artifact_field {
 	AF_LINE,
 	AF_FRAMES,
 	AF_ATTACHED,
+	AF_INLINED,
 	AF_MAX,
 };
 
@@ -105,6 +106,7 @@ struct artifact_record {
 	uint64_t id, ip, offset;
 	uint32_t line;
 	const char *module, *symbol, *file;
+	bool inlined;			/* Frame: a function inlined at ip */
 	const uint64_t *frames;		/* innermost first */
 	uint32_t nr_frames;
 };

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "allocators.h"
 #include "elf-syms.h"
 #include "pressure.h"
+#include "proc-maps.h"
 #include "uprobe-multi.h"
 #include "usage.h"
 #include "util.h"
@@ -345,41 +347,38 @@ static void note_code(struct code_scan *scan, const struct mt_file_id *id,
 
 int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, struct code_scan *scan)
 {
-	char path[64], line[PATH_MAX + 128], file[PATH_MAX];
-	FILE *maps;
-	int err = 0, n;
+	char path[64];
+	struct proc_maps maps;
+	struct proc_map m;
+	int err, n;
 
 	if (scan)
 		memset(scan, 0, sizeof(*scan));
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	maps = fopen(path, "re");
-	if (!maps)
-		return -errno;
-	while (!err && fgets(line, sizeof(line), maps)) {
-		unsigned long start, end, ino;
-		unsigned int maj, min;
-		char perms[8];
+	err = proc_maps__open(&maps, pid);
+	if (err)
+		return err == -ESRCH ? -ENOENT : err;
+	while ((err = proc_maps__next(&maps, &m)) > 0) {
 		struct mt_file_id id;
 
-		file[0] = 0;
-		if (sscanf(line, "%lx-%lx %7s %*x %x:%x %lu %4095[^\n]", &start, &end,
-			   perms, &maj, &min, &ino, file) < 6 ||
-		    perms[2] != 'x' || !ino || file[0] != '/')
+		if (!proc_map__exec(&m) || !m.ino || m.path[0] != '/')
 			continue;
-		id.dev = kernel_dev(maj, min);
-		id.ino = ino;
+		id.dev = kernel_dev(m.dev_major, m.dev_minor);
+		id.ino = m.ino;
 		/* the mapped file itself, wherever (and whatever) its path is now */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, start, end);
-		n = inspect_file(t, &id, path, file);
-		if (n == -ENOMEM)
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+			 m.start, m.end);
+		n = inspect_file(t, &id, path, m.path);
+		if (n == -ENOMEM) {
 			err = n;
-		else if (n < 0)
-			probe_failed(t, file, n);
+			break;
+		}
+		if (n < 0)
+			probe_failed(t, m.path, n);
 		else
 			note_code(scan, &id, &t->shim, n);
 	}
-	fclose(maps);
-	return err;
+	proc_maps__close(&maps);
+	return err == -ENOMEM ? err : 0;	/* a process gone meanwhile: what was read */
 }
 
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)

@@ -92,7 +92,7 @@ void pack_key(msgpack_packer *pk, const char *key)
 
 void pack_frame_record(msgpack_packer *pk, const struct frame_record *f)
 {
-	msgpack_pack_map(pk, 5 + (f->symbol != NULL) + 2 * (f->file != NULL));
+	msgpack_pack_map(pk, 5 + (f->symbol != NULL) + 2 * (f->file != NULL) + f->inlined);
 	pack_key(pk, "type");
 	pack_str(pk, "Frame");
 	pack_key(pk, "id");
@@ -112,6 +112,10 @@ void pack_frame_record(msgpack_packer *pk, const struct frame_record *f)
 		pack_str(pk, f->file);
 		pack_key(pk, "line");
 		msgpack_pack_uint32(pk, f->line);
+	}
+	if (f->inlined) {
+		pack_key(pk, "inlined");
+		msgpack_pack_true(pk);
 	}
 }
 

@@ -4,6 +4,7 @@
 
 #include <linux/types.h>
 #include <msgpack.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bpf/memtrack.h"
@@ -66,11 +67,15 @@ void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e);
 void pack_key(msgpack_packer *pk, const char *key);
 void pack_str(msgpack_packer *pk, const char *s);
 
-/* an artifact's Frame record; symbol and file are left out when NULL */
+/*
+ * an artifact's Frame record; symbol and file are left out when NULL,
+ * "inlined" when false
+ */
 struct frame_record {
 	uint64_t id, ip, offset;
 	const char *module, *symbol, *file;
 	uint32_t line;
+	bool inlined;		/* a function inlined at ip (symbol from DWARF, offset 0) */
 };
 
 void pack_frame_record(msgpack_packer *pk, const struct frame_record *f);

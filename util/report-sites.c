@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
 #include "report-map.h"
 #include "report-sites.h"
 
@@ -44,6 +45,7 @@ struct report_sites {
 	struct report_u64map *stack_index;	/* stack id -> stacks[] index */
 	uint64_t *frame_ids;
 	size_t nr_ids, cap_ids;
+	bool raw_names;			/* symbols as in the binaries, not demangled */
 };
 
 /* grows *v (of *cap elements of size) to hold n; 0 or -ENOMEM */
@@ -91,6 +93,11 @@ static void frame__exit(struct report_frame *f)
 	free(f->symbol);
 	free(f->file);
 	free(f->name);
+}
+
+void report_sites__set_demangle(struct report_sites *ss, bool demangle)
+{
+	ss->raw_names = !demangle;
 }
 
 void report_sites__delete(struct report_sites *ss)
@@ -153,8 +160,10 @@ static int take_frame(struct report_sites *ss, const struct artifact_record *rec
 	f->ip = rec->ip;
 	f->offset = rec->offset;
 	f->line = rec->line;
+	f->inlined = rec->inlined;
 	f->module = dup_nonempty(rec->module);
-	f->symbol = dup_nonempty(rec->symbol);
+	f->symbol = rec->symbol && *rec->symbol ?
+		    symbol_name__display(rec->symbol, !ss->raw_names) : NULL;
 	f->file = dup_nonempty(rec->file);
 	return 0;
 }
@@ -374,7 +383,13 @@ static int cmp_frame(const struct report_frame *a, const struct report_frame *b,
 	r = cmp_str(a->symbol, b->symbol);
 	if (!r)
 		r = cmp_str(a->module, b->module);
-	return r ? r : cmp_u64(a->offset, b->offset);
+	if (!r)
+		r = cmp_u64(a->offset, b->offset);
+	/* an inlined function has no offset: its line tells where in it */
+	if (!r && (a->inlined || b->inlined))
+		r = a->inlined != b->inlined ? (a->inlined ? -1 : 1) :
+		    a->line != b->line ? cmp_u64(a->line, b->line) : cmp_str(a->file, b->file);
+	return r;
 }
 
 static uint32_t depth_of(uint32_t nr, unsigned int depth)

@@ -99,3 +99,15 @@ int grow_array(void **p, size_t *cap, size_t need, size_t size)
 	*cap = n;
 	return 0;
 }
+
+void term_puts(const char *s, FILE *out)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+}

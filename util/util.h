@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -28,5 +29,12 @@ int write_all(int fd, const void *buf, size_t len);
  * Pass the array as (void **)&array.
  */
 int grow_array(void **p, size_t *cap, size_t need, size_t size);
+
+/*
+ * Writes s, a string from a file (a symbol, a path), for a terminal: control
+ * characters and DEL become \xNN, so that no escape sequence of the file's
+ * author reaches the terminal.  The one escaping helper of text output.
+ */
+void term_puts(const char *s, FILE *out);
 
 #endif
