@@ -424,10 +424,11 @@ static bool thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid
 struct shim_thread *shim_thread_slow(struct shim_thread *t)
 {
 	struct shim_thread *ret = NULL;
-	struct shim_proc *p;
+	struct shim_proc *p = proc;
 	uint32_t tid;
 
-	if (t->depth)
+	/* the common way here once memtrack is gone: as cheap as can be */
+	if (t->depth || (p && p->state == PROC_INERT))
 		return NULL;
 	t->depth++;
 	p = proc_page();
