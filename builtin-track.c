@@ -367,6 +367,17 @@ static const char *comm_of(struct track_session *s, pid_t pid)
 	return p && p->comm[0] ? p->comm : "?";
 }
 
+/* the probes pid is to have: all of them with BPF, else those the shim cannot replace */
+static void probe_process(struct track_session *s, pid_t pid, struct code_scan *scan)
+{
+	enum link_want want = bpf_track__mode(s->bpf, pid) == MT_MODE_BPF ? LINK_ALL :
+									  LINK_FOREIGN;
+	int err = bpf_track__inspect_process(s->bpf, pid, want, scan);
+
+	if (err && err != -ENOENT)
+		warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
+}
+
 /* pid is traced by BPF from now on; with --backend preload, that fails the run */
 static void use_bpf(struct track_session *s, pid_t pid, const char *why)
 {
@@ -377,6 +388,7 @@ static void use_bpf(struct track_session *s, pid_t pid, const char *why)
 		pr_debug("pid %d (%s): traced by BPF: %s\n", pid, comm_of(s, pid), why);
 	}
 	set_mode(s, pid, MT_MODE_BPF);
+	probe_process(s, pid, NULL);
 }
 
 /* at exec: the new image takes the shim (it says hello when it starts), or BPF */
@@ -418,18 +430,14 @@ static void check_pending(struct track_session *s, pid_t pid, const struct code_
 static void attach_new_code(struct track_session *s, const struct mt_proc_event *e)
 {
 	struct code_scan scan;
-	int err;
 
 	if (e->exit_code == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
-	err = bpf_track__inspect_process(s->bpf, e->pid, &scan);
-	if (err && err != -ENOENT)
-		warning("cannot inspect the code of pid %d: %s", e->pid, strerror(-err));
-	if (!err)
-		check_pending(s, e->pid, &scan);
+	probe_process(s, e->pid, &scan);
+	check_pending(s, e->pid, &scan);
 	if (s->sym && e->exit_code == MT_NEW_CODE_EXEC)
 		symbolizer__exec(s->sym, e->pid);
-	else if (s->sym)
+	else if (s->sym && e->exit_code == MT_NEW_CODE_MMAP)
 		symbolizer__snapshot(s->sym, e->pid);
 	bpf_track__resume_attached(s->bpf, e->pid);
 }
@@ -450,7 +458,7 @@ static bool on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 			return false;
 		}
 		if ((flags & SHIM_NO_NEXT) ||
-		    (!bpf_track__inspect_process(s->bpf, pid, &scan) && scan.foreign)) {
+		    (!bpf_track__inspect_process(s->bpf, pid, LINK_NONE, &scan) && scan.foreign)) {
 			use_bpf(s, pid, "it uses an allocator of its own");
 			return false;
 		}
@@ -463,13 +471,12 @@ static bool on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 	return true;
 }
 
+/* a ring of a process whose hello was accepted: it may have exited since, its events stand */
 static bool on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r)
 {
 	struct track_session *s = ctx;
 	struct merge_proc *mp;
 
-	if (bpf_track__mode(s->bpf, pid) != MT_MODE_PRELOAD)
-		return false;
 	mp = merger__proc(s->merger, pid);
 	return mp && !merger__add_ring(s->merger, mp, r);
 }
@@ -557,8 +564,10 @@ static int on_event_record(void *ctx, const void *data, uint32_t len)
 			break;
 		proc_table__apply(&s->procs, data);
 		follow_process(s, data);
-		if (kind == MT_EXIT)
+		if (kind == MT_EXIT) {
 			merger__exited(s->merger, ((const struct mt_proc_event *)data)->pid);
+			bpf_track__unlink_process(s->bpf, ((const struct mt_proc_event *)data)->pid);
+		}
 		break;
 	}
 	return 0;
@@ -858,7 +867,7 @@ static void attach_to_tree(struct track_session *s)
 		if (!err && p)
 			err = proc_tree__describe(tree[i], p);
 		if (!err)
-			err = bpf_track__inspect_process(s->bpf, tree[i], NULL);
+			err = bpf_track__inspect_process(s->bpf, tree[i], LINK_ALL, NULL);
 		if (err && err != -ENOENT && err != -ESRCH)
 			warning("cannot track pid %d: %s", tree[i], strerror(-err));
 	}
@@ -1113,8 +1122,13 @@ static int exit_status(const struct track_session *s, int err)
 static int check_bpf(void)
 {
 	struct track_session s = { 0 };
+	int err;
 
 	load_bpf(&s);
+	err = bpf_track__check_probes(s.bpf);
+	if (err)
+		die("cannot probe the allocator functions of libc %s: %s", s.libc_path,
+		    strerror(-err));
 	bpf_track__close(s.bpf);
 	printf("BPF programs load and attach (libc: %s)\n", s.libc_path);
 	return 0;

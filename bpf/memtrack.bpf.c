@@ -28,6 +28,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define NR_munmap	11
 #define NR_brk		12
 #define NR_mremap	25
+#define NR_clone	56
+#define NR_fork		57
+#define NR_vfork	58
+#define NR_clone3	435
+#define SYSCALL_NR	orig_ax
 #define SYSCALL_ARG1	di
 #define SYSCALL_ARG2	si
 #define SYSCALL_ARG3	dx
@@ -37,6 +42,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define NR_munmap	215
 #define NR_mremap	216
 #define NR_mmap		222
+#define NR_clone	220
+#define NR_clone3	435
+#define NR_fork		-1	/* arm64 has neither: clone does it */
+#define NR_vfork	-1
+#define SYSCALL_NR	syscallno
 #define SYSCALL_ARG1	orig_x0
 #define SYSCALL_ARG2	regs[1]
 #define SYSCALL_ARG3	regs[2]
@@ -111,6 +121,15 @@ struct {
 	__type(value, __u8);	/* enum mt_file_kind */
 } inspected SEC(".maps");
 
+/* the files whose probes a process has (its own uprobe_multi links, with its pid) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct mt_pid_file);
+	__type(value, __u8);
+} pid_files SEC(".maps");
+
 /* 0: tracked processes run whatever code they map, unprobed */
 const volatile bool discover_allocators = false;
 /* every exec stops, for userspace to choose the new image's backend */
@@ -176,12 +195,17 @@ static __always_inline bool is_tracked(__u32 tgid)
 	return !tracing_done && bpf_map_lookup_elem(&tracked, &tgid) != NULL;
 }
 
-/* the process's mode, 0 when it is not tracked */
-static __always_inline __u8 mode_of(__u32 tgid)
+/* the process's mode with MT_MODE_LINKED, 0 when it is not tracked */
+static __always_inline __u8 mode_bits_of(__u32 tgid)
 {
 	__u8 *mode = tracing_done ? NULL : bpf_map_lookup_elem(&tracked, &tgid);
 
 	return mode ? *mode : 0;
+}
+
+static __always_inline __u8 mode_of(__u32 tgid)
+{
+	return mode_bits_of(tgid) & ~MT_MODE_LINKED;
 }
 
 static __always_inline void count_drop(__u32 ring)
@@ -239,11 +263,19 @@ static __always_inline void submit_event(void *rec)
  */
 static __always_inline bool known_file_needs_stop(struct mt_file_id *file, __u32 tgid)
 {
-	__u8 *kind = bpf_map_lookup_elem(&inspected, file);
+	struct mt_pid_file key = { .tgid = tgid, .dev = file->dev, .ino = file->ino };
+	__u8 *kind = bpf_map_lookup_elem(&inspected, file), mode;
 
 	if (!kind)
 		return true;
-	return *kind != MT_FILE_PLAIN && mode_of(tgid) == MT_MODE_PENDING;
+	if (*kind == MT_FILE_PLAIN)
+		return false;
+	mode = mode_of(tgid);
+	if (mode == MT_MODE_PENDING)
+		return true;
+	/* an allocator the process is to have the probes of, and has not yet */
+	return (mode == MT_MODE_BPF || *kind == MT_FILE_FOREIGN_ALLOCATOR) &&
+	       !bpf_map_lookup_elem(&pid_files, &key);
 }
 
 /* stops the current process until userspace has inspected what it mapped */
@@ -642,12 +674,35 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 	return 0;
 }
 
+static __always_inline bool is_fork_syscall(long nr)
+{
+	return nr == NR_clone || nr == NR_clone3 || nr == NR_fork || nr == NR_vfork;
+}
+
+/*
+ * A new process returns from its fork before running a single instruction
+ * of its own: the probes of its parent (with a pid, the parent's alone)
+ * are not its own yet, so it stops here until userspace has given it its.
+ */
+static __always_inline void hold_new_child(struct pt_regs *regs, __u64 id)
+{
+	__u32 tgid = id >> 32;
+
+	if ((__u32)id != tgid || !(mode_bits_of(tgid) & MT_MODE_LINKED) ||
+	    !is_fork_syscall(syscall_arg(regs, SYSCALL_NR)))
+		return;
+	stop_for_attach(NULL, true, MT_NEW_CODE_FORK);
+}
+
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 	struct syscall_state *p, st;
 
+	if (ret == 0)
+		hold_new_child(regs, id);
 	p = bpf_map_lookup_elem(&syscalls, &tid);
 	if (!p)
 		return 0;
@@ -697,9 +752,10 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 
 	if (ptgid == ctgid)
 		return 0;	/* a thread */
-	mode = mode_of(ptgid);
+	mode = mode_bits_of(ptgid);
 	if (!mode)
 		return 0;
+	/* with MT_MODE_LINKED: the child stops for its own probes as it first runs */
 	bpf_map_update_elem(&tracked, &ctgid, &mode, BPF_ANY);
 	e = reserve_proc_event(MT_FORK, ctgid);
 	if (!e)

@@ -41,6 +41,7 @@ enum mt_kind {
 
 #define MT_NEW_CODE_EXEC	1
 #define MT_NEW_CODE_MMAP	2
+#define MT_NEW_CODE_FORK	3	/* a child of a process with probes, before it runs */
 
 /*
  * How a tracked process is traced: the values of the `tracked` map.  A
@@ -53,6 +54,17 @@ enum mt_mode {
 	MT_MODE_BPF = 1,
 	MT_MODE_PENDING,
 	MT_MODE_PRELOAD,
+};
+
+/* or'ed into the mode: the process has probes of its own, and its forks need theirs */
+#define MT_MODE_LINKED		0x80
+
+/* keys of pid_files: the process has the probes of that file */
+struct mt_pid_file {
+	__u32 tgid;
+	__u32 pad;
+	__u64 dev;
+	__u64 ino;
 };
 
 /* the values of the `inspected` map: what a file of code holds */

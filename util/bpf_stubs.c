@@ -22,9 +22,21 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	return -EOPNOTSUPP;
 }
 
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, struct code_scan *scan)
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan)
 {
-	(void)t, (void)pid, (void)scan;
+	(void)t, (void)pid, (void)want, (void)scan;
+	return -EOPNOTSUPP;
+}
+
+void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
+{
+	(void)t, (void)pid;
+}
+
+int bpf_track__check_probes(struct bpf_track *t)
+{
+	(void)t;
 	return -EOPNOTSUPP;
 }
 
@@ -32,12 +44,6 @@ int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;
 	return -EOPNOTSUPP;
-}
-
-unsigned int bpf_track__attached_files(struct bpf_track *t)
-{
-	(void)t;
-	return 0;
 }
 
 unsigned int bpf_track__probe_failures(struct bpf_track *t)

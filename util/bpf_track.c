@@ -19,28 +19,28 @@
 #include "bpf/memtrack.skel.h"
 #include "bpf_kernel_offsets.h"
 #include "bpf_track.h"
-#include "allocators.h"
-#include "elf-syms.h"
+#include "bpf_probes.h"
+#include "link-closer.h"
 #include "pressure.h"
 #include "proc-maps.h"
 #include "uprobe-multi.h"
 #include "usage.h"
 #include "util.h"
 
-struct inspected_file {
-	struct mt_file_id id;
-	enum mt_file_kind kind;
+/* a process that has an allocator file's probes */
+struct pid_link {
+	pid_t pid;
+	struct mt_file_id file;
+	int fds[2];
 };
 
 struct bpf_track {
 	struct memtrack_bpf *skel;
-	int *links;
-	int nlinks;
-	size_t links_cap;
-	struct inspected_file *inspected;	/* files already looked at, attached or not */
-	size_t ninspected, inspected_cap;
+	struct probe_files files;	/* every file of code looked at, and its probes */
+	struct pid_link *plinks;
+	size_t nplinks, plinks_cap;
+	struct link_closer *closer;
 	struct mt_file_id shim;		/* the preload shim: never probed */
-	unsigned int attached_files;
 	unsigned int probe_failures;
 	int last_probe_error;
 };
@@ -88,6 +88,11 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	skel->rodata->decide_at_exec = opts->decide_at_exec;
 	skel->rodata->shim_file = opts->shim_file;
 	t->shim = opts->shim_file;
+	t->closer = link_closer__new();
+	if (!t->closer) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
 					      UPROBE_MULTI_ATTACH_TYPE);
 	bpf_program__set_expected_attach_type(skel->progs.alloc_exit,
@@ -108,156 +113,10 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
-static int add_link(struct bpf_track *t, int fd)
+/* the kernel's dev_t, as BPF reads it from a superblock */
+static __u64 kernel_dev(unsigned int maj, unsigned int min)
 {
-	if (grow_array((void **)&t->links, &t->links_cap, t->nlinks + 1, sizeof(*t->links)))
-		return -ENOMEM;
-	t->links[t->nlinks++] = fd;
-	return 0;
-}
-
-/* the offsets to probe: one per address, under the first name (aliases) */
-static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
-				   uint64_t flags, uint64_t *offsets, uint64_t *cookies)
-{
-	unsigned int cnt = 0, i, j;
-
-	for (i = 0; i < nr_alloc_symbols; i++) {
-		bool seen = false;
-
-		if (!reqs[i].offset)
-			continue;
-		for (j = 0; j < cnt; j++)
-			seen |= offsets[j] == reqs[i].offset;
-		if (seen)
-			continue;
-		offsets[cnt] = reqs[i].offset;
-		cookies[cnt++] = alloc_symbols[i].shape | flags;
-	}
-	if (!returns)
-		return cnt;
-	/* the return probes: every shape but the leaf frees */
-	for (i = j = 0; i < cnt; i++) {
-		if (!alloc_shape__has_return(MT_COOKIE_SHAPE(cookies[i])))
-			continue;
-		offsets[j] = offsets[i];
-		cookies[j++] = cookies[i];
-	}
-	return j;
-}
-
-static int link_binary(struct bpf_track *t, const char *path,
-		       const struct elf_sym_req *reqs, bool returns, uint64_t flags)
-{
-	uint64_t offsets[nr_alloc_symbols], cookies[nr_alloc_symbols];
-	struct bpf_program *prog = returns ? t->skel->progs.alloc_exit :
-					     t->skel->progs.alloc_enter;
-	unsigned int cnt = unique_offsets(reqs, returns, flags, offsets, cookies);
-	int fd, err;
-
-	if (!cnt)
-		return 0;
-	fd = uprobe_multi__link(bpf_program__fd(prog), path, offsets, cookies, cnt, returns);
-	if (fd < 0)
-		return fd;
-	err = add_link(t, fd);
-	if (err)
-		close(fd);
-	return err ? err : (int)cnt;
-}
-
-/* probes every allocator function that path defines; returns how many */
-/*
- * A probe on an instruction that uprobes cannot emulate costs a second trap
- * (single-stepping it out of line): for glibc's free, whose first
- * instruction is `test %rdi,%rdi`, that was most of the tracing time.  The
- * leading instructions skipped here only set flags (or mark a branch
- * target), so a probe after them sees every call with the same arguments
- * and the same stack, for entry and return probes alike.
- */
-static unsigned int harmless_insn_len(const unsigned char *c)
-{
-	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-
-	if (!memcmp(c, endbr64, sizeof(endbr64)))
-		return sizeof(endbr64);
-	/* test %r64,%r64 */
-	if ((c[0] & 0xf8) == 0x48 && c[1] == 0x85 && (c[2] & 0xc0) == 0xc0)
-		return 3;
-	/* cmpb $imm8,disp32(%rip) */
-	if (c[0] == 0x80 && c[1] == 0x3d)
-		return 7;
-	return 0;
-}
-
-static void skip_harmless_prologue(const char *path, struct elf_sym_req *reqs)
-{
-	unsigned char code[16];
-	unsigned int i, len, skipped;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	for (i = 0; i < nr_alloc_symbols; i++) {
-		if (!reqs[i].offset)
-			continue;
-		for (skipped = 0; skipped < 3; skipped++) {
-			if (pread(fd, code, sizeof(code), reqs[i].offset) != sizeof(code))
-				break;
-			len = harmless_insn_len(code);
-			if (!len)
-				break;
-			reqs[i].offset += len;
-		}
-	}
-	close(fd);
-}
-
-/*
- * libc and libstdc++ hold the functions the preload shim interposes: their
- * probes make events for BPF-traced processes only.  Any other allocator
- * is foreign to the shim, and probed for every tracked process.
- */
-static bool is_foreign_allocator(const char *name)
-{
-	const char *base = strrchr(name, '/');
-
-	base = base ? base + 1 : name;
-	return strncmp(base, "libc.so", 7) && strncmp(base, "libstdc++.so", 12);
-}
-
-static int attach_binary(struct bpf_track *t, const char *path, const char *name)
-{
-	struct elf_sym_req reqs[nr_alloc_symbols];
-	uint64_t flags = is_foreign_allocator(name) ? MT_COOKIE_FOREIGN : 0;
-	unsigned int i;
-	int err, n;
-
-	for (i = 0; i < nr_alloc_symbols; i++)
-		reqs[i].name = alloc_symbols[i].name;
-	n = elf__resolve_offsets(path, reqs, nr_alloc_symbols);
-	if (n <= 0)
-		return n;
-#if defined(__x86_64__)
-	skip_harmless_prologue(path, reqs);
-#endif
-	/*
-	 * Return probes first: a return without a call state is ignored, but
-	 * a call entered before its return probe existed would leave a state
-	 * that makes every later call of that thread look nested.
-	 */
-	err = link_binary(t, path, reqs, true, flags);
-	if (err < 0)
-		return err;
-	n = link_binary(t, path, reqs, false, flags);
-	if (n <= 0) {
-		if (err > 0)
-			close(t->links[--t->nlinks]);
-		return n;
-	}
-	t->attached_files++;
-	pr_debug("probed %d allocator functions in %s\n", n, name);
-	return n;
+	return ((__u64)maj << 20) | min;
 }
 
 static bool same_file(const struct mt_file_id *a, const struct mt_file_id *b)
@@ -265,62 +124,66 @@ static bool same_file(const struct mt_file_id *a, const struct mt_file_id *b)
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-static struct inspected_file *find_inspected(struct bpf_track *t, const struct mt_file_id *id)
+/* BPF stops a process that maps a file not looked at yet */
+static int tell_bpf_kind(struct bpf_track *t, const struct probe_file *f)
 {
-	size_t i;
+	__u8 kind = f->kind;
 
-	for (i = 0; i < t->ninspected; i++)
-		if (same_file(&t->inspected[i].id, id))
-			return &t->inspected[i];
-	return NULL;
-}
-
-static int mark_inspected(struct bpf_track *t, const struct mt_file_id *id,
-			  enum mt_file_kind kind)
-{
-	struct inspected_file *f = find_inspected(t, id);
-	__u8 value = kind;
-
-	if (!f) {
-		if (grow_array((void **)&t->inspected, &t->inspected_cap, t->ninspected + 1,
-			       sizeof(*t->inspected)))
-			return -ENOMEM;
-		f = &t->inspected[t->ninspected++];
-		f->id = *id;
-	}
-	f->kind = kind;
-	if (bpf_map__update_elem(t->skel->maps.inspected, id, sizeof(*id), &value,
-				 sizeof(value), BPF_ANY))
+	if (bpf_map__update_elem(t->skel->maps.inspected, &f->id, sizeof(f->id), &kind,
+				 sizeof(kind), BPF_ANY))
 		return -errno;
 	return 0;
 }
 
-/* the kernel's dev_t, as BPF reads it from a superblock */
-static __u64 kernel_dev(unsigned int maj, unsigned int min)
+static struct pid_link *find_link(struct bpf_track *t, pid_t pid, const struct mt_file_id *id)
 {
-	return ((__u64)maj << 20) | min;
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++)
+		if (t->plinks[i].pid == pid && same_file(&t->plinks[i].file, id))
+			return &t->plinks[i];
+	return NULL;
 }
 
-/* looks for allocator functions in a file not seen before, probes them: its kind */
-static int inspect_file(struct bpf_track *t, const struct mt_file_id *id,
-			const char *path, const char *name)
+/* BPF's view of pid's links: which files, and that it has some (its forks need theirs) */
+static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_id *id)
 {
-	struct inspected_file *f = find_inspected(t, id);
-	enum mt_file_kind kind;
-	int err, n;
+	struct mt_pid_file key = { .tgid = pid, .dev = id->dev, .ino = id->ino };
+	__u32 tgid = pid;
+	__u8 one = 1, mode;
 
-	if (f)
-		return f->kind;
-	/* a file of no allocator, until probed: a failure leaves it so */
-	err = mark_inspected(t, id, MT_FILE_PLAIN);
-	if (err || same_file(id, &t->shim))
-		return err ? err : MT_FILE_PLAIN;
-	n = attach_binary(t, path, name);
-	if (n <= 0)
-		return n < 0 ? n : MT_FILE_PLAIN;
-	kind = is_foreign_allocator(name) ? MT_FILE_FOREIGN_ALLOCATOR : MT_FILE_ALLOCATOR;
-	err = mark_inspected(t, id, kind);
-	return err ? err : (int)kind;
+	if (bpf_map__update_elem(t->skel->maps.pid_files, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	if (bpf_map__lookup_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode,
+				 sizeof(mode), 0))
+		return 0;
+	mode |= MT_MODE_LINKED;
+	bpf_map__update_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode, sizeof(mode),
+			     BPF_ANY);
+	return 0;
+}
+
+static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
+		     const char *path, const char *name)
+{
+	struct pid_link *l;
+	int err;
+
+	if (find_link(t, pid, &f->id))
+		return 0;
+	if (grow_array((void **)&t->plinks, &t->plinks_cap, t->nplinks + 1, sizeof(*t->plinks)))
+		return -ENOMEM;
+	l = &t->plinks[t->nplinks];
+	err = probe_file__link(f, bpf_program__fd(t->skel->progs.alloc_enter),
+			       bpf_program__fd(t->skel->progs.alloc_exit), path, pid, l->fds);
+	if (err)
+		return err;
+	l->pid = pid;
+	l->file = f->id;
+	t->nplinks++;
+	pr_debug("probed %u allocator functions of %s in pid %d\n", f->nentry, name, pid);
+	return tell_bpf_linked(t, pid, &f->id);
 }
 
 static void probe_failed(struct bpf_track *t, const char *file, int err)
@@ -332,63 +195,97 @@ static void probe_failed(struct bpf_track *t, const char *file, int err)
 		" (another tool's uprobe there with a reference counter? see dmesg)" : "");
 }
 
-static void note_code(struct code_scan *scan, const struct mt_file_id *id,
-		      const struct mt_file_id *shim, int kind)
+static void note_code(struct code_scan *scan, const struct probe_file *f,
+		      const struct mt_file_id *shim)
 {
-	if (!scan)
-		return;
-	if (kind == MT_FILE_FOREIGN_ALLOCATOR)
+	if (f->kind == MT_FILE_FOREIGN_ALLOCATOR)
 		scan->foreign = true;
-	else if (kind == MT_FILE_ALLOCATOR)
+	else if (f->kind == MT_FILE_ALLOCATOR)
 		scan->allocator = true;
-	if (same_file(id, shim))
+	if (same_file(&f->id, shim))
 		scan->shim = true;
 }
 
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, struct code_scan *scan)
+/* the file of a mapping: looked at once, probed in pid if asked for */
+static int inspect_mapping(struct bpf_track *t, pid_t pid, const struct proc_map *m,
+			   enum link_want want, struct code_scan *scan)
 {
+	struct mt_file_id id = { kernel_dev(m->dev_major, m->dev_minor), m->ino };
+	struct probe_file *f = probe_files__find(&t->files, &id);
 	char path[64];
+	int err = 0;
+
+	/* the mapped file itself, wherever (and whatever) its path is now */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	if (!f) {
+		f = probe_files__inspect(&t->files, &id, path, m->path, &err);
+		if (!f)
+			return err;
+		if (same_file(&id, &t->shim))
+			f->kind = MT_FILE_PLAIN;	/* its functions call libc's */
+		if (err)
+			probe_failed(t, m->path, err);
+		err = tell_bpf_kind(t, f);
+	}
+	note_code(scan, f, &t->shim);
+	if (err || f->kind == MT_FILE_PLAIN || want == LINK_NONE ||
+	    (want == LINK_FOREIGN && f->kind != MT_FILE_FOREIGN_ALLOCATOR))
+		return err;
+	err = link_file(t, pid, f, path, m->path);
+	if (err && err != -ENOMEM && err != -ESRCH && err != -ENOENT)
+		probe_failed(t, m->path, err);
+	return err == -ENOMEM ? err : 0;
+}
+
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan)
+{
+	struct code_scan ignored;
 	struct proc_maps maps;
 	struct proc_map m;
-	int err, n;
+	int err;
 
-	if (scan)
-		memset(scan, 0, sizeof(*scan));
+	if (!scan)
+		scan = &ignored;
+	memset(scan, 0, sizeof(*scan));
 	err = proc_maps__open(&maps, pid);
 	if (err)
 		return err == -ESRCH ? -ENOENT : err;
 	while ((err = proc_maps__next(&maps, &m)) > 0) {
-		struct mt_file_id id;
-
 		if (!proc_map__exec(&m) || !m.ino || m.path[0] != '/')
 			continue;
-		id.dev = kernel_dev(m.dev_major, m.dev_minor);
-		id.ino = m.ino;
-		/* the mapped file itself, wherever (and whatever) its path is now */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-			 m.start, m.end);
-		n = inspect_file(t, &id, path, m.path);
-		if (n == -ENOMEM) {
-			err = n;
+		err = inspect_mapping(t, pid, &m, want, scan);
+		if (err == -ENOMEM)
 			break;
-		}
-		if (n < 0)
-			probe_failed(t, m.path, n);
-		else
-			note_code(scan, &id, &t->shim, n);
 	}
 	proc_maps__close(&maps);
 	return err == -ENOMEM ? err : 0;	/* a process gone meanwhile: what was read */
 }
 
+/* pid's links go, to a thread that closes them: each close takes milliseconds */
+void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < t->nplinks; i++) {
+		struct pid_link *l = &t->plinks[i];
+		struct mt_pid_file key = { .tgid = pid, .dev = l->file.dev, .ino = l->file.ino };
+
+		if (l->pid != pid) {
+			t->plinks[kept++] = *l;
+			continue;
+		}
+		bpf_map__delete_elem(t->skel->maps.pid_files, &key, sizeof(key), 0);
+		link_closer__close(t->closer, l->fds[0]);
+		link_closer__close(t->closer, l->fds[1]);
+	}
+	t->nplinks = kept;
+}
+
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 {
 	return pressure__resume_attached(bpf_track__pressure_fd(t), pid);
-}
-
-unsigned int bpf_track__attached_files(struct bpf_track *t)
-{
-	return t->attached_files;
 }
 
 unsigned int bpf_track__probe_failures(struct bpf_track *t)
@@ -408,7 +305,7 @@ static int find_libc(struct dl_phdr_info *info, size_t size __maybe_unused, void
 }
 
 /*
- * The libc memtrack itself maps is the one its commands will map: inspect
+ * The libc memtrack itself maps is the one its commands will map: look at
  * memtrack's own mappings, with the (device, inode) that BPF sees (stat()'s
  * differs on overlayfs and btrfs).
  */
@@ -417,23 +314,56 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	static char resolved[PATH_MAX];
 	const char *name = NULL;
 	unsigned int failures = t->probe_failures;
+	struct code_scan scan;
 	int err;
 
 	dl_iterate_phdr(find_libc, &name);
 	*path = name && realpath(name, resolved) ? resolved : NULL;
-	err = bpf_track__inspect_process(t, getpid(), NULL);
+	err = bpf_track__inspect_process(t, getpid(), LINK_NONE, &scan);
 	if (err)
 		return err;
 	if (t->probe_failures > failures)
 		return t->last_probe_error;
-	return t->attached_files ? 0 : -ENOENT;
+	return scan.allocator ? 0 : -ENOENT;
+}
+
+/* probes libc in memtrack itself (not tracked: they make no event), to see that it works */
+int bpf_track__check_probes(struct bpf_track *t)
+{
+	unsigned int failures = t->probe_failures;
+	int err = bpf_track__inspect_process(t, getpid(), LINK_ALL, NULL);
+
+	if (!err && t->probe_failures > failures)
+		err = t->last_probe_error;
+	if (!err && !t->nplinks)
+		err = -ENOENT;
+	bpf_track__unlink_process(t, getpid());
+	return err;
+}
+
+static bool value_linked(struct bpf_track *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++)
+		if (t->plinks[i].pid == pid)
+			return true;
+	return false;
 }
 
 int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 {
 	__u32 key = pid;
 	__u8 value = mode;
+	int old = bpf_track__mode(t, pid);
 
+	if (old == (int)mode)
+		return 0;	/* and MT_MODE_LINKED stays */
+	/* BPF's probes of libc are no use to the shim; foreign ones serve every mode */
+	if (old == MT_MODE_BPF)
+		bpf_track__unlink_process(t, pid);
+	else if (value_linked(t, pid))
+		value |= MT_MODE_LINKED;
 	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
 				 sizeof(value), BPF_ANY))
 		return -errno;
@@ -448,7 +378,7 @@ int bpf_track__mode(struct bpf_track *t, pid_t pid)
 	if (bpf_map__lookup_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
 				 sizeof(value), 0))
 		return 0;
-	return value;
+	return value & ~MT_MODE_LINKED;
 }
 
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
@@ -514,17 +444,33 @@ void bpf_track__stop_tracing(struct bpf_track *t)
 
 void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
-	int i;
+	int *fds = NULL, fd;
+	size_t n = 0, cap, i;
 
 	bpf_track__stop_tracing(t);
-	if (guardian_fd >= 0 && t->nlinks)
-		pressure__hand_over(guardian_fd, t->links, t->nlinks);
-	for (i = 0; i < t->nlinks; i++)
-		close(t->links[i]);
-	t->nlinks = 0;
-	free(t->links);
-	t->links = NULL;
-	t->links_cap = 0;
+	/* the links still to close, and those of the processes that live on */
+	if (t->closer)
+		n = link_closer__stop(t->closer, &fds);
+	cap = n;
+	for (i = 0; i < 2 * t->nplinks; i++) {
+		fd = t->plinks[i / 2].fds[i % 2];
+		if (fd < 0)
+			continue;
+		if (grow_array((void **)&fds, &cap, n + 1, sizeof(*fds))) {
+			close(fd);
+			continue;
+		}
+		fds[n++] = fd;
+	}
+	/* the guardian closes them after memtrack has gone: their release is slow */
+	if (guardian_fd >= 0 && n)
+		pressure__hand_over(guardian_fd, fds, n);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	t->nplinks = 0;
+	link_closer__delete(t->closer);
+	t->closer = NULL;
 	memtrack_bpf__detach(t->skel);
 }
 
@@ -534,6 +480,7 @@ void bpf_track__close(struct bpf_track *t)
 		return;
 	bpf_track__detach(t, -1);
 	memtrack_bpf__destroy(t->skel);
-	free(t->inspected);
+	probe_files__exit(&t->files);
+	free(t->plinks);
 	free(t);
 }

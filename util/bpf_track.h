@@ -29,17 +29,28 @@ struct code_scan {
 
 /* opens, loads and attaches the tracepoints; 0 or -errno */
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts);
-/* attaches the allocator probes of the libc this process uses */
+/* finds the allocator functions of the libc this process uses */
 int bpf_track__attach_libc(struct bpf_track *t, const char **path);
+/* puts the probes into memtrack itself and takes them out: does probing work here */
+int bpf_track__check_probes(struct bpf_track *t);
+/* which allocator probes a process gets */
+enum link_want {
+	LINK_NONE,
+	LINK_FOREIGN,	/* those of allocators the shim does not interpose */
+	LINK_ALL,	/* a process traced by BPF */
+};
+
 /*
- * Probes the allocators of every executable mapping of pid not seen before;
- * with scan, says what pid maps.
+ * Looks at every executable mapping of pid (a file's allocator functions
+ * are found once) and puts the probes want asks for into pid, and into no
+ * other process.  With scan, says what pid maps.
  */
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, struct code_scan *scan);
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan);
+/* pid's probes go (it exited, or its new image takes the shim) */
+void bpf_track__unlink_process(struct bpf_track *t, pid_t pid);
 /* resumes pid, stopped by BPF until its new code was inspected */
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
-/* how many files have allocator probes */
-unsigned int bpf_track__attached_files(struct bpf_track *t);
 /* files whose allocator functions could not be probed (each was warned of) */
 unsigned int bpf_track__probe_failures(struct bpf_track *t);
 /* tracks pid (mode != 0) as mode says */

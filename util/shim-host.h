@@ -18,8 +18,8 @@
  * Trust.  Anyone on the machine can connect to an abstract socket: the
  * peer's pid comes from the kernel (SO_PEERCRED) and must be a tracked
  * process that the decide callback accepts; a thread's ring must be a
- * sealed memfd of a sane size, its tid a thread of that pid.  A connection
- * that breaks the protocol is closed.
+ * sealed memfd of a sane size (its tid is the process's word).  A
+ * connection that breaks the protocol is closed.
  */
 struct shim_host;
 struct merge_proc;
