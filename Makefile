@@ -98,11 +98,13 @@ $(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit $(OUTPUT)/preload:
 	$(Q)mkdir -p $@
 
 # the preload shim: loaded into traced processes, so nothing it exports but
-# the functions it interposes, and unwind tables for C++ exceptions through it
+# the functions it interposes, no library but libc, unwind tables that C++
+# exceptions pass through, and frame pointers its unwinders start from
 SHIM_SRCS := $(wildcard preload/*.c)
 SHIM_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(SHIM_SRCS))
-SHIM_CFLAGS := -O2 -g -Wall -Wextra -std=gnu11 -fPIC -fvisibility=hidden -fexceptions \
-	-fno-omit-frame-pointer -ftls-model=initial-exec -fno-builtin -I. $(EXTRA_CFLAGS)
+SHIM_CFLAGS := -O2 -g -Wall -Wextra -std=gnu11 -fPIC -fvisibility=hidden \
+	-fasynchronous-unwind-tables -fno-omit-frame-pointer -ftls-model=initial-exec \
+	-fno-builtin -I. $(EXTRA_CFLAGS)
 
 $(SHIM_OBJS): $(OUTPUT)/preload/%.o: preload/%.c | $(OUTPUT)/preload
 	$(call msg,CC,$<)
@@ -110,7 +112,7 @@ $(SHIM_OBJS): $(OUTPUT)/preload/%.o: preload/%.c | $(OUTPUT)/preload
 
 $(SHIM): $(SHIM_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^ -lunwind
+	$(Q)$(CC) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^
 
 # BPF: vmlinux.h from the running kernel's BTF, object, skeleton
 ifeq ($(BUILD_BPF_SKEL),1)

@@ -38,6 +38,7 @@ enum next_fn {
 	F_DELETE_NOTHROW, F_DELETE_ARRAY_NOTHROW, F_DELETE_ALIGNED, F_DELETE_ARRAY_ALIGNED,
 	F_DELETE_SIZED_ALIGNED, F_DELETE_ARRAY_SIZED_ALIGNED,
 	F_DELETE_ALIGNED_NOTHROW, F_DELETE_ARRAY_ALIGNED_NOTHROW,
+	F_DLCLOSE,
 	F_MAX,
 };
 
@@ -72,6 +73,7 @@ static struct shim_next_sym next[F_MAX] = {
 	[F_DELETE_ARRAY_SIZED_ALIGNED] = { "_ZdaPvmSt11align_val_t" },
 	[F_DELETE_ALIGNED_NOTHROW] = { "_ZdlPvSt11align_val_tRKSt9nothrow_t" },
 	[F_DELETE_ARRAY_ALIGNED_NOTHROW] = { "_ZdaPvSt11align_val_tRKSt9nothrow_t" },
+	[F_DLCLOSE] = { "dlclose" },
 };
 
 static bool resolved;
@@ -115,45 +117,41 @@ uint32_t shim_hello_flags(void)
 	return flags;
 }
 
-SHIM_HIDDEN bool shim_called_by_unwinder(const void *ret);
-
 /* the thread, when this call is the program's to record */
-static inline struct shim_thread *enter(const void *ret)
+static inline struct shim_thread *enter(void)
 {
-	struct shim_thread *t = shim_thread();
-
-	if (t && unlikely(t->unwinding) && shim_called_by_unwinder(ret))
-		return NULL;
-	return t;
+	return shim_thread();
 }
 
-/* a nested call passes through; exceptions thrown through it restore depth */
-static inline void leave_call(uint32_t **depth)
-{
-	if (*depth)
-		(**depth)--;
-}
-
-#define CALL_NESTED(t) \
-	uint32_t *__depth __attribute__((cleanup(leave_call))) = &(t)->depth; (t)->depth++
+/* a call made inside this one passes through unrecorded (new calling malloc ...) */
+#define NESTED(t, call)		\
+	({			\
+		(t)->depth++;	\
+		__auto_type __r = (call); \
+		(t)->depth--;	\
+		__r;		\
+	})
+#define NESTED_VOID(t, call)	\
+	do {			\
+		(t)->depth++;	\
+		call;		\
+		(t)->depth--;	\
+	} while (0)
 
 typedef void *alloc1_fn(size_t);
 typedef void *alloc2_fn(size_t, size_t);
 typedef void free_fn(void *);
 
 /* one size argument, a pointer or NULL back: malloc, valloc, operator new ... */
-static inline void *alloc_size(enum next_fn f, uint32_t kind, size_t size, const void *ret)
+static inline void *alloc_size(enum next_fn f, uint32_t kind, size_t size)
 {
-	struct shim_thread *t = enter(ret);
+	struct shim_thread *t = enter();
 	uint32_t stack;
 	void *p;
 
 	if (!t)
 		return ((alloc1_fn *)next_fn(f))(size);
-	{
-		CALL_NESTED(t);
-		p = ((alloc1_fn *)next_fn(f))(size);
-	}
+	p = NESTED(t, ((alloc1_fn *)next_fn(f))(size));
 	if (p) {
 		stack = shim_stack_id(t);
 		shim_record_alloc(t, kind, p, size, stack);
@@ -162,59 +160,49 @@ static inline void *alloc_size(enum next_fn f, uint32_t kind, size_t size, const
 }
 
 /* (align, size) or (size, align) -> AlignedAlloc of size */
-static inline void *alloc_aligned(enum next_fn f, size_t a0, size_t a1, size_t size,
-				  const void *ret)
+static inline void *alloc_aligned(enum next_fn f, size_t a0, size_t a1, size_t size)
 {
-	struct shim_thread *t = enter(ret);
+	struct shim_thread *t = enter();
 	void *p;
 
 	if (!t)
 		return ((alloc2_fn *)next_fn(f))(a0, a1);
-	{
-		CALL_NESTED(t);
-		p = ((alloc2_fn *)next_fn(f))(a0, a1);
-	}
+	p = NESTED(t, ((alloc2_fn *)next_fn(f))(a0, a1));
 	if (p)
 		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
 	return p;
 }
 
-static inline void free_ptr(enum next_fn f, void *p, const void *ret)
+static inline void free_ptr(enum next_fn f, void *p)
 {
-	struct shim_thread *t = p ? enter(ret) : NULL;
+	struct shim_thread *t = p ? enter() : NULL;
 
 	if (!t) {
 		((free_fn *)next_fn(f))(p);
 		return;
 	}
 	shim_record_free(t, p);
-	CALL_NESTED(t);
-	((free_fn *)next_fn(f))(p);
+	NESTED_VOID(t, ((free_fn *)next_fn(f))(p));
 }
-
-#define RET	__builtin_return_address(0)
 
 EXPORT void *malloc(size_t size)
 {
-	return alloc_size(F_MALLOC, MT_MALLOC, size, RET);
+	return alloc_size(F_MALLOC, MT_MALLOC, size);
 }
 
 EXPORT void free(void *p)
 {
-	free_ptr(F_FREE, p, RET);
+	free_ptr(F_FREE, p);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
-	struct shim_thread *t = enter(RET);
+	struct shim_thread *t = enter();
 	void *p;
 
 	if (!t)
 		return ((alloc2_fn *)next_fn(F_CALLOC))(n, size);
-	{
-		CALL_NESTED(t);
-		p = ((alloc2_fn *)next_fn(F_CALLOC))(n, size);
-	}
+	p = NESTED(t, ((alloc2_fn *)next_fn(F_CALLOC))(n, size));
 	if (p)
 		shim_record_alloc(t, MT_CALLOC, p, n * size, shim_stack_id(t));
 	return p;
@@ -225,59 +213,50 @@ typedef void *reallocarray_fn(void *, size_t, size_t);
 
 EXPORT void *realloc(void *old, size_t size)
 {
-	struct shim_thread *t = enter(RET);
+	struct shim_thread *t = enter();
 	struct shim_pending pend;
 	void *p;
 
 	if (!t)
 		return ((realloc_fn *)next_fn(F_REALLOC))(old, size);
 	shim_realloc_begin(t, &pend, old, shim_stack_id(t));
-	{
-		CALL_NESTED(t);
-		p = ((realloc_fn *)next_fn(F_REALLOC))(old, size);
-	}
+	p = NESTED(t, ((realloc_fn *)next_fn(F_REALLOC))(old, size));
 	shim_realloc_end(&pend, p, size);
 	return p;
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
-	struct shim_thread *t = enter(RET);
+	struct shim_thread *t = enter();
 	struct shim_pending pend;
 	void *p;
 
 	if (!t)
 		return ((reallocarray_fn *)next_fn(F_REALLOCARRAY))(old, n, size);
 	shim_realloc_begin(t, &pend, old, shim_stack_id(t));
-	{
-		CALL_NESTED(t);
-		p = ((reallocarray_fn *)next_fn(F_REALLOCARRAY))(old, n, size);
-	}
+	p = NESTED(t, ((reallocarray_fn *)next_fn(F_REALLOCARRAY))(old, n, size));
 	shim_realloc_end(&pend, p, n * size);
 	return p;
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
 {
-	return alloc_aligned(F_ALIGNED_ALLOC, align, size, size, RET);
+	return alloc_aligned(F_ALIGNED_ALLOC, align, size, size);
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
-	return alloc_aligned(F_MEMALIGN, align, size, size, RET);
+	return alloc_aligned(F_MEMALIGN, align, size, size);
 }
 
 EXPORT void *valloc(size_t size)
 {
-	struct shim_thread *t = enter(RET);
+	struct shim_thread *t = enter();
 	void *p;
 
 	if (!t)
 		return ((alloc1_fn *)next_fn(F_VALLOC))(size);
-	{
-		CALL_NESTED(t);
-		p = ((alloc1_fn *)next_fn(F_VALLOC))(size);
-	}
+	p = NESTED(t, ((alloc1_fn *)next_fn(F_VALLOC))(size));
 	if (p)
 		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
 	return p;
@@ -285,15 +264,12 @@ EXPORT void *valloc(size_t size)
 
 EXPORT void *pvalloc(size_t size)
 {
-	struct shim_thread *t = enter(RET);
+	struct shim_thread *t = enter();
 	void *p;
 
 	if (!t)
 		return ((alloc1_fn *)next_fn(F_PVALLOC))(size);
-	{
-		CALL_NESTED(t);
-		p = ((alloc1_fn *)next_fn(F_PVALLOC))(size);
-	}
+	p = NESTED(t, ((alloc1_fn *)next_fn(F_PVALLOC))(size));
 	if (p)
 		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
 	return p;
@@ -303,15 +279,12 @@ typedef int posix_memalign_fn(void **, size_t, size_t);
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
-	struct shim_thread *t = enter(RET);
+	struct shim_thread *t = enter();
 	int err;
 
 	if (!t)
 		return ((posix_memalign_fn *)next_fn(F_POSIX_MEMALIGN))(out, align, size);
-	{
-		CALL_NESTED(t);
-		err = ((posix_memalign_fn *)next_fn(F_POSIX_MEMALIGN))(out, align, size);
-	}
+	err = NESTED(t, ((posix_memalign_fn *)next_fn(F_POSIX_MEMALIGN))(out, align, size));
 	if (!err && *out)
 		shim_record_alloc(t, MT_ALIGNED_ALLOC, *out, size, shim_stack_id(t));
 	return err;
@@ -325,28 +298,47 @@ typedef void *new_nothrow_fn(size_t, const nothrow_t *);
 typedef void *new_aligned_fn(size_t, align_val_t);
 typedef void *new_aligned_nothrow_fn(size_t, align_val_t, const nothrow_t *);
 
+static const nothrow_t nothrow;
+
+/*
+ * The throwing operator new is called as the nothrow one: no exception may
+ * leave a call of ours with the thread's depth raised (the shim has no
+ * unwinding cleanups).  When that fails, the throwing one is called outside
+ * it, to throw what the program expects (or get memory after all, then
+ * counted by the malloc inside it).
+ */
+static inline void *new_throwing(enum next_fn f, enum next_fn f_nothrow, size_t size)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((alloc1_fn *)next_fn(f))(size);
+	p = NESTED(t, ((new_nothrow_fn *)next_fn(f_nothrow))(size, &nothrow));
+	if (!p)
+		return ((alloc1_fn *)next_fn(f))(size);
+	shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
 EXPORT void *_Znwm(size_t size)
 {
-	return alloc_size(F_NEW, MT_MALLOC, size, RET);
+	return new_throwing(F_NEW, F_NEW_NOTHROW, size);
 }
 
 EXPORT void *_Znam(size_t size)
 {
-	return alloc_size(F_NEW_ARRAY, MT_MALLOC, size, RET);
+	return new_throwing(F_NEW_ARRAY, F_NEW_ARRAY_NOTHROW, size);
 }
 
-static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt,
-				const void *ret)
+static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt)
 {
-	struct shim_thread *t = enter(ret);
+	struct shim_thread *t = enter();
 	void *p;
 
 	if (!t)
 		return ((new_nothrow_fn *)next_fn(f))(size, nt);
-	{
-		CALL_NESTED(t);
-		p = ((new_nothrow_fn *)next_fn(f))(size, nt);
-	}
+	p = NESTED(t, ((new_nothrow_fn *)next_fn(f))(size, nt));
 	if (p)
 		shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t));
 	return p;
@@ -354,36 +346,49 @@ static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt
 
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *nt)
 {
-	return new_nothrow(F_NEW_NOTHROW, size, nt, RET);
+	return new_nothrow(F_NEW_NOTHROW, size, nt);
 }
 
 EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *nt)
 {
-	return new_nothrow(F_NEW_ARRAY_NOTHROW, size, nt, RET);
+	return new_nothrow(F_NEW_ARRAY_NOTHROW, size, nt);
+}
+
+/* the same for the aligned one */
+static inline void *new_aligned_throwing(enum next_fn f, enum next_fn f_nothrow, size_t size,
+					 align_val_t align)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((new_aligned_fn *)next_fn(f))(size, align);
+	p = NESTED(t, ((new_aligned_nothrow_fn *)next_fn(f_nothrow))(size, align, &nothrow));
+	if (!p)
+		return ((new_aligned_fn *)next_fn(f))(size, align);
+	shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+	return p;
 }
 
 EXPORT void *_ZnwmSt11align_val_t(size_t size, align_val_t align)
 {
-	return alloc_aligned(F_NEW_ALIGNED, size, align, size, RET);
+	return new_aligned_throwing(F_NEW_ALIGNED, F_NEW_ALIGNED_NOTHROW, size, align);
 }
 
 EXPORT void *_ZnamSt11align_val_t(size_t size, align_val_t align)
 {
-	return alloc_aligned(F_NEW_ARRAY_ALIGNED, size, align, size, RET);
+	return new_aligned_throwing(F_NEW_ARRAY_ALIGNED, F_NEW_ARRAY_ALIGNED_NOTHROW, size, align);
 }
 
 static inline void *new_aligned_nothrow(enum next_fn f, size_t size, align_val_t align,
-					const nothrow_t *nt, const void *ret)
+					const nothrow_t *nt)
 {
-	struct shim_thread *t = enter(ret);
+	struct shim_thread *t = enter();
 	void *p;
 
 	if (!t)
 		return ((new_aligned_nothrow_fn *)next_fn(f))(size, align, nt);
-	{
-		CALL_NESTED(t);
-		p = ((new_aligned_nothrow_fn *)next_fn(f))(size, align, nt);
-	}
+	p = NESTED(t, ((new_aligned_nothrow_fn *)next_fn(f))(size, align, nt));
 	if (p)
 		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
 	return p;
@@ -392,13 +397,13 @@ static inline void *new_aligned_nothrow(enum next_fn f, size_t size, align_val_t
 EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
 						const nothrow_t *nt)
 {
-	return new_aligned_nothrow(F_NEW_ALIGNED_NOTHROW, size, align, nt, RET);
+	return new_aligned_nothrow(F_NEW_ALIGNED_NOTHROW, size, align, nt);
 }
 
 EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
 						const nothrow_t *nt)
 {
-	return new_aligned_nothrow(F_NEW_ARRAY_ALIGNED_NOTHROW, size, align, nt, RET);
+	return new_aligned_nothrow(F_NEW_ARRAY_ALIGNED_NOTHROW, size, align, nt);
 }
 
 /* operator delete: every variant is one Free; its extra arguments pass through */
@@ -408,15 +413,14 @@ typedef void delete_nothrow_fn(void *, const nothrow_t *);
 typedef void delete_aligned_nothrow_fn(void *, align_val_t, const nothrow_t *);
 
 #define DELETE_BODY(call)						\
-	struct shim_thread *t = p ? enter(RET) : NULL;			\
+	struct shim_thread *t = p ? enter() : NULL;			\
 									\
 	if (!t) {							\
 		call;							\
 		return;							\
 	}								\
 	shim_record_free(t, p);						\
-	CALL_NESTED(t);							\
-	call
+	NESTED_VOID(t, call)
 
 EXPORT void _ZdlPv(void *p)
 {
@@ -478,6 +482,17 @@ EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
 						const nothrow_t *nt)
 {
 	DELETE_BODY(((delete_aligned_nothrow_fn *)next_fn(F_DELETE_ARRAY_ALIGNED_NOTHROW))(p, align, nt));
+}
+
+typedef int dlclose_fn(void *);
+
+/* an unloaded library's code and unwind tables are gone: the unwinder forgets them */
+EXPORT int dlclose(void *handle)
+{
+	int ret = ((dlclose_fn *)next_fn(F_DLCLOSE))(handle);
+
+	shim_cfi_forget();
+	return ret;
 }
 
 __attribute__((constructor)) static void shim_start(void)

@@ -81,6 +81,11 @@ SHIM_HIDDEN void shim_realloc_end(struct shim_pending *pend, void *ret, size_t s
 SHIM_HIDDEN uint32_t shim_stack_id(struct shim_thread *t);
 SHIM_HIDDEN void shim_stack_init(void);
 SHIM_HIDDEN void shim_stack_reset(struct shim_thread *t);
+/* the stack from a frame of the program's (a return address, its sp and rbp), by CFI */
+SHIM_HIDDEN uint32_t shim_cfi_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t stack_hi,
+				   uint64_t *ips, uint32_t max);
+/* a library was unloaded: what was known of its code goes */
+SHIM_HIDDEN void shim_cfi_forget(void);
 /* writes a stack record; used by stack.c */
 SHIM_HIDDEN bool shim_write_stack(struct shim_thread *t, uint32_t id, const uint64_t *ips,
 				  uint32_t nr);

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Call stacks in the traced process: frame pointers (fp), or the CFI of
- * .eh_frame through libunwind's unw_backtrace (dwarf: right in code built
- * without frame pointers).  Each thread numbers its distinct stacks 1, 2,
- * ... and sends a stack's frames once, before the first event that names
- * it; equal stacks are told apart by a 64-bit hash of their frames.
+ * .eh_frame (dwarf: right in code built without frame pointers, cfi.c).
+ * Each thread numbers its distinct stacks 1, 2, ... and sends a stack's
+ * frames once, before the first event that names it; equal stacks are told
+ * apart by a 64-bit hash of their frames.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,8 +22,8 @@ struct text_range {
 	uintptr_t lo, hi;
 };
 
-/* the shim's code (frames to skip), and the unwinder's (its mallocs are ours) */
-static struct text_range shim_text, unwinder_text[2];
+/* the shim's code: its own frames, to skip */
+static struct text_range shim_text;
 
 static void add_range(struct text_range *r, const struct dl_phdr_info *info)
 {
@@ -58,24 +56,12 @@ static int find_ranges(struct dl_phdr_info *info, size_t size, void *arg)
 	add_range(&probe, info);
 	if (in_range(&probe, (uintptr_t)shim_stack_init))
 		shim_text = probe;
-	else if (in_range(&probe, (uintptr_t)unw_backtrace))
-		unwinder_text[0] = probe;
-	else if (strstr(info->dlpi_name, "/liblzma.so"))
-		unwinder_text[1] = probe;
 	return 0;
 }
 
 void shim_stack_init(void)
 {
 	dl_iterate_phdr(find_ranges, NULL);
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-}
-
-/* a call from inside the unwinder: its own allocation, not the program's */
-bool shim_called_by_unwinder(const void *ret)
-{
-	return in_range(&unwinder_text[0], (uintptr_t)ret) ||
-	       in_range(&unwinder_text[1], (uintptr_t)ret);
 }
 
 /* the thread's stack, for bounding a frame pointer walk: the mapping around sp */
@@ -115,22 +101,41 @@ static bool stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 
 static __thread uintptr_t stack_lo, stack_hi __attribute__((tls_model("initial-exec")));
 
-static uint32_t fp_walk(uint64_t *ips, uint32_t max)
+static bool frame_ok(const uintptr_t *fp, uintptr_t sp)
 {
-	uintptr_t *fp = __builtin_frame_address(0), sp = (uintptr_t)fp;
-	uint32_t nr = 0;
+	return (uintptr_t)fp >= sp && (uintptr_t)fp + 16 <= stack_hi && !((uintptr_t)fp & 7);
+}
+
+/*
+ * The frame of the exported function the program called: the shim's own
+ * frames all keep frame pointers; the first return address out of the
+ * shim's code is the program's.  NULL when the stack is not known.
+ */
+static const uintptr_t *program_caller_frame(void)
+{
+	const uintptr_t *fp = __builtin_frame_address(0);
+	uintptr_t sp = (uintptr_t)fp;
 
 	if (!stack_hi || sp < stack_lo || sp >= stack_hi)
 		if (!stack_bounds(sp, &stack_lo, &stack_hi))
-			return 0;
-	while (nr < max && (uintptr_t)fp >= sp && (uintptr_t)fp + 16 <= stack_hi &&
-	       !((uintptr_t)fp & 7)) {
-		uintptr_t ret = fp[1], *next = (uintptr_t *)fp[0];
+			return NULL;
+	while (frame_ok(fp, sp) && in_range(&shim_text, fp[1])) {
+		if ((const uintptr_t *)fp[0] <= fp)
+			return NULL;
+		fp = (const uintptr_t *)fp[0];
+	}
+	return frame_ok(fp, sp) ? fp : NULL;
+}
 
-		if (!ret)
-			break;
-		if (!in_range(&shim_text, ret) || nr)
-			ips[nr++] = ret;
+static uint32_t fp_walk(uint64_t *ips, uint32_t max)
+{
+	const uintptr_t *fp = program_caller_frame(), *next;
+	uintptr_t sp = (uintptr_t)fp;
+	uint32_t nr = 0;
+
+	while (fp && nr < max && frame_ok(fp, sp) && fp[1]) {
+		ips[nr++] = fp[1];
+		next = (const uintptr_t *)fp[0];
 		if (next <= fp)
 			break;
 		fp = next;
@@ -138,17 +143,14 @@ static uint32_t fp_walk(uint64_t *ips, uint32_t max)
 	return nr;
 }
 
+/* from the program's caller on by CFI: its sp is above the return address, its rbp saved below */
 static uint32_t dwarf_walk(uint64_t *ips, uint32_t max)
 {
-	void *buf[SHIM_MAX_FRAMES + 8];
-	int n = unw_backtrace(buf, SHIM_MAX_FRAMES + 8), i = 0;
-	uint32_t nr = 0;
+	const uintptr_t *fp = program_caller_frame();
 
-	while (i < n && in_range(&shim_text, (uintptr_t)buf[i]))
-		i++;
-	for (; i < n && nr < max; i++)
-		ips[nr++] = (uintptr_t)buf[i];
-	return nr;
+	if (!fp)
+		return 0;
+	return shim_cfi_walk(fp[1], (uintptr_t)(fp + 2), fp[0], stack_hi, ips, max);
 }
 
 static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)
