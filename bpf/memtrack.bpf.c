@@ -160,16 +160,21 @@ struct {
 	__type(value, struct call_state);
 } calls SEC(".maps");
 
+/* a memory syscall of a tracked thread in progress, nr 0 when none */
 struct syscall_state {
 	__u64 args[3];
 	long nr;
 };
 
+/*
+ * Per thread: every syscall of every process runs sys_exit, and for a
+ * task that never had a tracked memory syscall the lookup ends at once
+ * (no storage), where a hash keyed by tid would hash and probe.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct syscall_state);
 } syscalls SEC(".maps");
 
@@ -661,16 +666,20 @@ SEC("raw_tp/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	struct syscall_state st;
+	struct syscall_state *st;
 
 	if (!is_memory_syscall(nr) || !is_tracked(id >> 32) || called_by_shim(regs, nr))
 		return 0;
-	st.nr = nr;
-	st.args[0] = syscall_arg(regs, SYSCALL_ARG1);
-	st.args[1] = syscall_arg(regs, SYSCALL_ARG2);
-	st.args[2] = syscall_arg(regs, SYSCALL_ARG3);
-	bpf_map_update_elem(&syscalls, &tid, &st, BPF_ANY);
+	st = bpf_task_storage_get(&syscalls, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count_drop(MT_RING_EVENTS);	/* its event would be lost unsaid */
+		return 0;
+	}
+	st->nr = nr;
+	st->args[0] = syscall_arg(regs, SYSCALL_ARG1);
+	st->args[1] = syscall_arg(regs, SYSCALL_ARG2);
+	st->args[2] = syscall_arg(regs, SYSCALL_ARG3);
 	return 0;
 }
 
@@ -688,8 +697,9 @@ static __always_inline void hold_new_child(struct pt_regs *regs, __u64 id)
 {
 	__u32 tgid = id >> 32;
 
-	if ((__u32)id != tgid || !(mode_bits_of(tgid) & MT_MODE_LINKED) ||
-	    !is_fork_syscall(syscall_arg(regs, SYSCALL_NR)))
+	/* cheapest first: most syscalls that return 0 are not forks */
+	if ((__u32)id != tgid || !is_fork_syscall(syscall_arg(regs, SYSCALL_NR)) ||
+	    !(mode_bits_of(tgid) & MT_MODE_LINKED))
 		return;
 	stop_for_attach(NULL, true, MT_NEW_CODE_FORK);
 }
@@ -697,17 +707,15 @@ static __always_inline void hold_new_child(struct pt_regs *regs, __u64 id)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct syscall_state *p, st;
 
 	if (ret == 0)
-		hold_new_child(regs, id);
-	p = bpf_map_lookup_elem(&syscalls, &tid);
-	if (!p)
+		hold_new_child(regs, bpf_get_current_pid_tgid());
+	p = bpf_task_storage_get(&syscalls, bpf_get_current_task_btf(), 0, 0);
+	if (!p || !p->nr)
 		return 0;
 	st = *p;
-	bpf_map_delete_elem(&syscalls, &tid);
+	p->nr = 0;
 	if ((unsigned long)ret >= (unsigned long)-MAX_ERRNO)
 		return 0;
 
@@ -794,11 +802,9 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(process_exit, struct task_struct *p)
 {
-	__u32 tid = kernel_u32(p, koff.task_pid);
 	__u32 tgid = kernel_u32(p, koff.task_tgid);
 	struct mt_proc_event *e;
 
-	bpf_map_delete_elem(&syscalls, &tid);
 	if (!is_tracked(tgid) ||
 	    kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
 		return 0;
