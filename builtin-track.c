@@ -41,7 +41,7 @@
 
 #define ARTIFACT_FORMAT		1
 #define DEFAULT_EVENTS_RING	(8ULL << 20)
-#define DEFAULT_STACKS_RING	(4ULL << 20)
+#define DEFAULT_STACKS_RING	(8ULL << 20)
 #define DEFAULT_HEAP_RING	(1ULL << 20)
 #ifndef MEMTRACK_LIBDIR
 #define MEMTRACK_LIBDIR		"/usr/local/lib/memtrack"
@@ -49,6 +49,7 @@
 #define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
 #define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
 #define PIPELINE_NICE		-10
+#define STACK_END_SLACK		64	/* bytes copied above a thread's outermost frame */
 /* util/unwind.c unwinds x86-64 stacks; elsewhere frame pointers are what there is */
 #if defined(__x86_64__)
 #define DEFAULT_CALL_GRAPH	"dwarf"
@@ -594,6 +595,12 @@ static int unwind_rule(void *ctx, int32_t pid, uint64_t ip, bool ret_addr,
 	return symbolizer__unwind_rule(ctx, pid, ip, ret_addr, rule);
 }
 
+/* the stacks poller's: BPF copies no more of tid's stack than up to its outermost frame */
+static void learn_stack_end(void *ctx, uint32_t tid, uint64_t end)
+{
+	bpf_track__set_stack_end(ctx, tid, end + STACK_END_SLACK);
+}
+
 static uint64_t take_stack_id(void *arg, uint64_t seq)
 {
 	return stack_ids__take(arg, seq);
@@ -786,6 +793,7 @@ static void start_stack_stages(struct track_session *s)
 	s->stack_ids = stack_ids__new(unwind_rule, s->sym, s->resolver);
 	if (!s->stack_ids)
 		die("cannot start the unwinder: out of memory");
+	stack_ids__set_end_fn(s->stack_ids, learn_stack_end, s->bpf);
 }
 
 static void start_pipeline(struct track_session *s)

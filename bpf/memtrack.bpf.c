@@ -22,6 +22,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SIGSTOP		19
 #define MAX_ERRNO	4095
 #define PROT_EXEC	0x4
+#define STACK_END_SLACK	64	/* bytes copied above a thread's outermost frame */
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_mmap		9
@@ -95,6 +96,36 @@ struct {
 
 __u64 next_stack_id = 0;
 
+/*
+ * Per thread, where its stack ends as far as unwinding goes: the CFA of
+ * its outermost frame, learnt by userspace from a first full copy.  A copy
+ * need go no further: for the main thread, what lies above is argv and
+ * the environment, kilobytes of it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);
+} stack_ends SEC(".maps");
+
+/*
+ * A raw stack copy is assembled here, then sent at the length it has; one
+ * per CPU (a per-CPU array's values are limited to 32 KiB), as many as
+ * userspace sets.
+ */
+struct raw_stack_buf {
+	__u8 bytes[sizeof(struct mt_raw_stack) + MT_STACK_COPY_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* set by userspace: the possible CPUs */
+	__type(key, __u32);
+	__type(value, struct raw_stack_buf);
+} raw_scratch SEC(".maps");
+
 /* room for one stack record: too large for the BPF stack */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -160,23 +191,6 @@ struct {
 	__type(value, struct call_state);
 } calls SEC(".maps");
 
-/* a memory syscall of a tracked thread in progress, nr 0 when none */
-struct syscall_state {
-	__u64 args[3];
-	long nr;
-};
-
-/*
- * Per thread: every syscall of every process runs sys_exit, and for a
- * task that never had a tracked memory syscall the lookup ends at once
- * (no storage), where a hash keyed by tid would hash and probe.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct syscall_state);
-} syscalls SEC(".maps");
 
 /*
  * Set by userspace when the run ends: the probes stay attached a little
@@ -395,26 +409,63 @@ static __always_inline bool stacks_full_after(__u64 len)
  * a read that crosses the end fails whole: then shorter ones, a page less at
  * a time, from the last page boundary below sp + stack_copy_size.
  */
+/*
+ * Where a thread's stack ends for unwinding: learnt from a first full copy,
+ * or for a main thread, the stack pointer its program started with (its
+ * _start's frame sits there, argv and the environment above).
+ */
+static __always_inline __u64 stack_end_of(__u64 id)
+{
+	__u32 tid = (__u32)id;
+	__u64 *end = bpf_map_lookup_elem(&stack_ends, &tid);
+	void *mm;
+
+	if (end)
+		return *end;
+	if (tid != id >> 32)
+		return 0;
+	mm = kernel_ptr(bpf_get_current_task(), koff.task_mm);
+	return mm ? kernel_read(__u64, mm, koff.mm_start_stack) + STACK_END_SLACK : 0;
+}
+
+/* bytes of stack to copy from sp: up to the thread's end, at most stack_copy_size */
+static __always_inline __u64 live_stack_len(__u64 id, __u64 sp)
+{
+	__u64 end = stack_end_of(id), len = stack_copy_size;
+
+	if (end > sp && end - sp < len)
+		len = (end - sp + 7) & ~7ULL;
+	return len;
+}
+
+/*
+ * The registers and the live part of the user stack, for userspace to
+ * unwind from the CFI; the record's seq stands for the stack until then.
+ * The stack may end (the top of its mapping) before sp + len, and a read
+ * that crosses the end fails whole: then shorter ones, a page less at a
+ * time, from the last page boundary below sp + len.
+ */
 static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
 {
-	__u64 sp = PT_REGS_SP(ctx), len = stack_copy_size, end, seq;
-	struct mt_raw_stack *rec;
-	__u32 i;
+	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP(ctx), want, len, end, seq;
+	__u32 i, cpu = bpf_get_smp_processor_id();
+	struct raw_stack_buf *buf;
+	struct mt_raw_stack *hdr;
+	__u8 *data;
 	bool full;
 
-	full = stacks_full_after(sizeof(*rec) + stack_copy_size);
-	if (full)
-		stop_for_pressure(MT_STOPPED_BY_STACKS);
-	rec = bpf_ringbuf_reserve(&stacks, sizeof(*rec) + stack_copy_size, 0);
-	if (!rec) {
-		count_drop(MT_RING_STACKS);
+	buf = bpf_map_lookup_elem(&raw_scratch, &cpu);
+	if (!buf)
 		return 0;
-	}
+	hdr = (struct mt_raw_stack *)buf->bytes;
+	data = buf->bytes + sizeof(*hdr);
+	want = live_stack_len(id, sp);
+	len = want;
 	end = (sp + len) & ~4095ULL;
 	for (i = 0; i < MT_STACK_COPY_MAX / 4096 + 2; i++) {
-		if (len > stack_copy_size || len > MT_STACK_COPY_MAX)
+		if (len > want || len > MT_STACK_COPY_MAX)
 			break;
-		if (!bpf_probe_read_user(rec->data, len, (void *)sp))
+		if (!bpf_probe_read_user(data, len, (void *)sp))
 			break;
 		if (end <= sp) {
 			len = 0;
@@ -423,16 +474,25 @@ static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
 		len = end - sp;
 		end -= 4096;
 	}
+	if (len > want || len > MT_STACK_COPY_MAX)
+		len = 0;
 	seq = __sync_fetch_and_add(&next_stack_id, 1) + 1;
-	rec->kind = MT_RAW_STACK;
-	rec->pid = bpf_get_current_pid_tgid() >> 32;
-	rec->seq = seq;
-	rec->ip = PT_REGS_IP(ctx);
-	rec->sp = sp;
-	rec->bp = PT_REGS_FP(ctx);
-	rec->size = len <= stack_copy_size ? len : 0;
-	rec->pad = 0;
-	bpf_ringbuf_submit(rec, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	hdr->kind = MT_RAW_STACK;
+	hdr->pid = id >> 32;
+	hdr->tid = (__u32)id;
+	hdr->seq = seq;
+	hdr->ip = PT_REGS_IP(ctx);
+	hdr->sp = sp;
+	hdr->bp = PT_REGS_FP(ctx);
+	hdr->size = len;
+	full = stacks_full_after(sizeof(*hdr) + len);
+	if (full)
+		stop_for_pressure(MT_STOPPED_BY_STACKS);
+	if (bpf_ringbuf_output(&stacks, buf, sizeof(*hdr) + len,
+			       full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+		count_drop(MT_RING_STACKS);
+		return 0;
+	}
 	return seq;
 }
 
@@ -662,27 +722,6 @@ static __always_inline bool called_by_shim(struct pt_regs *regs, long nr)
 	return shim;
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct syscall_state *st;
-
-	if (!is_memory_syscall(nr) || !is_tracked(id >> 32) || called_by_shim(regs, nr))
-		return 0;
-	st = bpf_task_storage_get(&syscalls, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count_drop(MT_RING_EVENTS);	/* its event would be lost unsaid */
-		return 0;
-	}
-	st->nr = nr;
-	st->args[0] = syscall_arg(regs, SYSCALL_ARG1);
-	st->args[1] = syscall_arg(regs, SYSCALL_ARG2);
-	st->args[2] = syscall_arg(regs, SYSCALL_ARG3);
-	return 0;
-}
-
 static __always_inline bool is_fork_syscall(long nr)
 {
 	return nr == NR_clone || nr == NR_clone3 || nr == NR_fork || nr == NR_vfork;
@@ -693,36 +732,40 @@ static __always_inline bool is_fork_syscall(long nr)
  * of its own: the probes of its parent (with a pid, the parent's alone)
  * are not its own yet, so it stops here until userspace has given it its.
  */
-static __always_inline void hold_new_child(struct pt_regs *regs, __u64 id)
+static __always_inline void hold_new_child(void)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 
-	/* cheapest first: most syscalls that return 0 are not forks */
-	if ((__u32)id != tgid || !is_fork_syscall(syscall_arg(regs, SYSCALL_NR)) ||
-	    !(mode_bits_of(tgid) & MT_MODE_LINKED))
+	if ((__u32)id != tgid || !(mode_bits_of(tgid) & MT_MODE_LINKED))
 		return;
 	stop_for_attach(NULL, true, MT_NEW_CODE_FORK);
 }
 
+/*
+ * Every syscall of every process on the machine comes here, and nowhere
+ * else (no sys_enter program): the syscall's number and arguments are
+ * still in the pt_regs saved at its entry.  The number is tested first.
+ */
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	struct syscall_state *p, st;
+	long nr = syscall_arg(regs, SYSCALL_NR);
+	__u64 args[3];
 
-	if (ret == 0)
-		hold_new_child(regs, bpf_get_current_pid_tgid());
-	p = bpf_task_storage_get(&syscalls, bpf_get_current_task_btf(), 0, 0);
-	if (!p || !p->nr)
+	if (ret == 0 && is_fork_syscall(nr))
+		hold_new_child();
+	if (!is_memory_syscall(nr) || !is_tracked(bpf_get_current_pid_tgid() >> 32) ||
+	    (unsigned long)ret >= (unsigned long)-MAX_ERRNO || called_by_shim(regs, nr))
 		return 0;
-	st = *p;
-	p->nr = 0;
-	if ((unsigned long)ret >= (unsigned long)-MAX_ERRNO)
-		return 0;
+	args[0] = syscall_arg(regs, SYSCALL_ARG1);
+	args[1] = syscall_arg(regs, SYSCALL_ARG2);
+	args[2] = syscall_arg(regs, SYSCALL_ARG3);
 
-	switch (st.nr) {
+	switch (nr) {
 	case NR_mmap:
-		emit_alloc(MT_MMAP, ret, st.args[1], 0);
-		if (st.args[2] & PROT_EXEC) {
+		emit_alloc(MT_MMAP, ret, args[1], 0);
+		if (args[2] & PROT_EXEC) {
 			struct mt_file_id file = {};
 			bool unknown;
 
@@ -737,11 +780,11 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		}
 		break;
 	case NR_munmap:
-		emit_alloc(MT_MUNMAP, st.args[0], st.args[1], 0);
+		emit_alloc(MT_MUNMAP, args[0], args[1], 0);
 		break;
 	case NR_mremap:
-		emit_alloc(MT_MUNMAP, st.args[0], st.args[1], 0);
-		emit_alloc(MT_MMAP, ret, st.args[2], 0);
+		emit_alloc(MT_MUNMAP, args[0], args[1], 0);
+		emit_alloc(MT_MMAP, ret, args[2], 0);
 		break;
 	case NR_brk:
 		emit_alloc(MT_BRK, ret, 0, 0);
@@ -765,6 +808,14 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 		return 0;
 	/* with MT_MODE_LINKED: the child stops for its own probes as it first runs */
 	bpf_map_update_elem(&tracked, &ctgid, &mode, BPF_ANY);
+	if (call_graph == MT_CALL_GRAPH_DWARF) {
+		/* the child's stack is a copy of the forking thread's: so is its end */
+		__u32 ptid = kernel_u32(parent, koff.task_pid);
+		__u64 *end = bpf_map_lookup_elem(&stack_ends, &ptid);
+
+		if (end)
+			bpf_map_update_elem(&stack_ends, &ctgid, end, BPF_ANY);
+	}
 	e = reserve_proc_event(MT_FORK, ctgid);
 	if (!e)
 		return 0;
@@ -782,6 +833,9 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 
 	if (!is_tracked(tgid))
 		return 0;
+	/* a new image, a new stack */
+	bpf_map_delete_elem(&stack_ends, &tgid);
+	bpf_map_delete_elem(&stack_ends, &old_pid);
 	e = reserve_proc_event(MT_EXEC, tgid);
 	if (!e)
 		return 0;
@@ -802,11 +856,16 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(process_exit, struct task_struct *p)
 {
-	__u32 tgid = kernel_u32(p, koff.task_tgid);
+	__u32 tgid = kernel_u32(p, koff.task_tgid), tid;
 	struct mt_proc_event *e;
 
-	if (!is_tracked(tgid) ||
-	    kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
+	if (!is_tracked(tgid))
+		return 0;
+	/* the tid may be another thread's next */
+	tid = kernel_u32(p, koff.task_pid);
+	if (call_graph == MT_CALL_GRAPH_DWARF)
+		bpf_map_delete_elem(&stack_ends, &tid);
+	if (kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
 		return 0;
 	bpf_map_delete_elem(&tracked, &tgid);
 	e = reserve_proc_event(MT_EXIT, tgid);

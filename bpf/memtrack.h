@@ -140,7 +140,7 @@ struct mt_raw_stack {
 	__u64 seq;
 	__u64 ip, sp, bp;	/* at the probe: the allocator's first instructions */
 	__u32 size;		/* bytes of data[] copied from sp */
-	__u32 pad;
+	__u32 tid;
 	__u8 data[];
 };
 
@@ -183,6 +183,8 @@ struct mt_kernel_offsets {
 	__u32 inode_ino;		/* unsigned long */
 	__u32 sb_dev;			/* dev_t */
 	__u32 vma_file;			/* struct file * */
+	__u32 task_mm;			/* struct mm_struct * */
+	__u32 mm_start_stack;		/* unsigned long */
 };
 
 /* per-ring reservation failures, indexed by ring */

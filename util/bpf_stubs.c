@@ -64,6 +64,12 @@ int bpf_track__mode(struct bpf_track *t, pid_t pid)
 	return 0;
 }
 
+int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end)
+{
+	(void)t, (void)tid, (void)end;
+	return -EOPNOTSUPP;
+}
+
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
 {
 	(void)t, (void)ring;

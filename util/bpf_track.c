@@ -74,6 +74,10 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		goto fail;
 	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
 	bpf_map__set_max_entries(skel->maps.stacks, opts->ring_size[MT_RING_STACKS]);
+	/* a raw copy's scratch per CPU, allocated whole at load: only with dwarf */
+	bpf_map__set_max_entries(skel->maps.raw_scratch,
+				 opts->call_graph == MT_CALL_GRAPH_DWARF ?
+				 libbpf_num_possible_cpus() : 1);
 	/* an LRU map is allocated whole at load: only fp dedupes stacks in BPF */
 	if (opts->call_graph != MT_CALL_GRAPH_FP)
 		bpf_map__set_max_entries(skel->maps.stack_ids, 1);
@@ -379,6 +383,16 @@ int bpf_track__mode(struct bpf_track *t, pid_t pid)
 				 sizeof(value), 0))
 		return 0;
 	return value & ~MT_MODE_LINKED;
+}
+
+int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end)
+{
+	__u64 value = end;
+
+	if (bpf_map__update_elem(t->skel->maps.stack_ends, &tid, sizeof(tid), &value,
+				 sizeof(value), BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)

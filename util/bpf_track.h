@@ -57,6 +57,8 @@ unsigned int bpf_track__probe_failures(struct bpf_track *t);
 int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode);
 /* pid's mode, 0 when not tracked */
 int bpf_track__mode(struct bpf_track *t, pid_t pid);
+/* dwarf: stack copies of thread tid need go no higher than end */
+int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);
 /* the ids of the loaded programs, for the guardian; returns how many */

@@ -71,13 +71,26 @@ out:
 	return err;
 }
 
-static void read_cfi(struct cfi_rules *c, Elf *elf, Dwarf *dwarf)
+/* the rule from .eh_frame, else from .debug_frame, each read once */
+static int find_rule(struct cfi_rules *c, Elf *elf, Dwarf *(*dwarf_of)(void *arg), void *arg,
+		     uint64_t addr, struct unwind_rule *out)
 {
-	c->read = true;
-	if (elf)
-		c->eh_cfi = dwarf_getcfi_elf(elf);
-	if (dwarf)
-		c->dbg_cfi = dwarf_getcfi(dwarf);	/* owned by dwarf */
+	int err;
+
+	if (!c->eh_read) {
+		c->eh_read = true;
+		c->eh_cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
+	}
+	err = cfi_rule(c->eh_cfi, addr, out);
+	if (err != -ENOENT || !dwarf_of)
+		return err;
+	if (!c->dbg_read) {
+		Dwarf *dwarf = dwarf_of(arg);
+
+		c->dbg_read = true;
+		c->dbg_cfi = dwarf ? dwarf_getcfi(dwarf) : NULL;	/* owned by dwarf */
+	}
+	return cfi_rule(c->dbg_cfi, addr, out);
 }
 
 static int rules_grow(struct cfi_rules *c)
@@ -101,15 +114,13 @@ static int rules_grow(struct cfi_rules *c)
 	return 0;
 }
 
-int cfi_rules__find(struct cfi_rules *c, Elf *elf, Dwarf *dwarf, uint64_t addr,
-		    struct unwind_rule *out)
+int cfi_rules__find(struct cfi_rules *c, Elf *elf, Dwarf *(*dwarf_of)(void *arg), void *arg,
+		    uint64_t addr, struct unwind_rule *out)
 {
 	struct cfi_slot *slot;
 	size_t i;
 	int err;
 
-	if (!c->read)
-		read_cfi(c, elf, dwarf);
 	if ((c->nr + 1) * 2 > c->cap && rules_grow(c))
 		return -ENOMEM;
 	for (i = ((addr + 1) * 0x9e3779b97f4a7c15ULL) >> 20 & (c->cap - 1);
@@ -121,10 +132,9 @@ int cfi_rules__find(struct cfi_rules *c, Elf *elf, Dwarf *dwarf, uint64_t addr,
 			return slot->err;
 		}
 	}
+	err = find_rule(c, elf, dwarf_of, arg, addr, &c->slots[i].rule);
+	/* the table did not move: find_rule() adds no slot */
 	slot = &c->slots[i];
-	err = cfi_rule(c->eh_cfi, addr, &slot->rule);
-	if (err == -ENOENT)
-		err = cfi_rule(c->dbg_cfi, addr, &slot->rule);
 	slot->addr = addr + 1;
 	slot->err = err;
 	c->nr++;

@@ -7,6 +7,7 @@
 
 #include "resolver.h"
 #include "stack-ids.h"
+#include "util.h"
 
 /*
  * uint64 -> uint64, open addressing with linear probing, key 0 for an empty
@@ -82,10 +83,18 @@ done:
 	tb->n--;
 }
 
+struct known_end {
+	uint32_t tid;
+	uint64_t end;
+};
+
 struct stack_ids {
 	unwind_rule_fn *rule_of;
 	void *rule_ctx;
 	struct resolver *resolver;
+	void (*end_fn)(void *ctx, uint32_t tid, uint64_t end);
+	void *end_ctx;
+	struct known_end ends[1024];
 
 	pthread_mutex_t known_lock;	/* the stacks poller's and the events poller's */
 	struct u64_table known;	/* (pid, ips) hash -> id */
@@ -196,18 +205,35 @@ uint64_t stack_ids__intern(struct stack_ids *t, int32_t pid, const uint64_t *ips
 	return id;
 }
 
+/*
+ * A thread's stack ends, as far as copies go, at its outermost frame: told
+ * to BPF once per thread (and again if it moves), so that later copies
+ * stop there.  A small cache by tid keeps it to once.
+ */
+static void learn_stack_end(struct stack_ids *t, uint32_t tid, uint64_t end)
+{
+	struct known_end *k = &t->ends[tid % ARRAY_SIZE(t->ends)];
+
+	if (!end || !t->end_fn || (k->tid == tid && k->end == end))
+		return;
+	k->tid = tid;
+	k->end = end;
+	t->end_fn(t->end_ctx, tid, end);
+}
+
 int stack_ids__add_raw(struct stack_ids *t, const struct mt_raw_stack *rec, uint32_t len)
 {
 	struct mt_stack_record st = { .kind = MT_STACK, .pid = rec->pid };
 	struct mt_raw_stack hdr = *rec;
-	uint64_t id = 0;
+	uint64_t id = 0, end;
 
 	if (len < sizeof(*rec))
 		return -EINVAL;
 	if (hdr.size > len - sizeof(*rec))
 		hdr.size = len - sizeof(*rec);
 	st.nr = unwind_raw_stack(&hdr, rec->data, t->rule_of, t->rule_ctx, st.ips,
-				 MT_MAX_FRAMES);
+				 MT_MAX_FRAMES, &end);
+	learn_stack_end(t, rec->tid, end);
 	if (st.nr)
 		id = stack_id(t, &st);
 	t->stats.raw++;
@@ -234,6 +260,13 @@ struct stack_ids *stack_ids__new(unwind_rule_fn *rule_of, void *rule_ctx,
 		return NULL;
 	}
 	return t;
+}
+
+void stack_ids__set_end_fn(struct stack_ids *t, void (*fn)(void *ctx, uint32_t tid, uint64_t end),
+			   void *ctx)
+{
+	t->end_fn = fn;
+	t->end_ctx = ctx;
 }
 
 void stack_ids__close(struct stack_ids *t)

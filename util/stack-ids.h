@@ -25,6 +25,12 @@ struct stack_ids *stack_ids__new(unwind_rule_fn *rule_of, void *rule_ctx,
 
 /* the stacks poller's: 0, or -ENOMEM */
 int stack_ids__add_raw(struct stack_ids *t, const struct mt_raw_stack *rec, uint32_t len);
+/*
+ * fn learns where a thread's stack ends (the CFA of its outermost frame),
+ * from a copy that was unwound that far, to copy no more of it later.
+ */
+void stack_ids__set_end_fn(struct stack_ids *t, void (*fn)(void *ctx, uint32_t tid, uint64_t end),
+			   void *ctx);
 /* a stack unwound elsewhere (the preload shim): its id, 0 when out of memory */
 uint64_t stack_ids__intern(struct stack_ids *t, int32_t pid, const uint64_t *ips, uint32_t nr);
 /* the id of seq's stack, waiting until it is unwound; 0 after close without it */

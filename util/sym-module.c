@@ -144,22 +144,18 @@ static void elf_find_sections(Elf *elf, struct elf_sections *es)
 	}
 }
 
-/* symbols and DWARF, at the first resolve in the module; under mod->lock */
-void sym_module__load(struct sym_module *mod, struct debuginfo *dbg)
+/* the file and its segments: what unwind rules need; under mod->lock */
+bool sym_module__prepare(struct sym_module *mod)
 {
-	struct elf_sections es, dbg_es;
-	Elf_Scn *symscn;
-	Elf *symelf;
 	GElf_Ehdr eh;
 	int fd;
 
-	mod->loaded = true;
-	if (!mod->elf && mod->pseudo) {
+	if (mod->prepared)
+		return mod->elf != NULL;
+	mod->prepared = true;
+	if (!mod->elf && mod->pseudo)
 		mod->elf = vdso_elf(mod);
-		if (!mod->elf)
-			return;
-	}
-	if (!mod->elf) {
+	if (!mod->elf && !mod->pseudo) {
 		/* not opened while the process lived: the path, if still the same file */
 		fd = open_checked(mod->path, mod->ino);
 		if (fd >= 0)
@@ -168,17 +164,33 @@ void sym_module__load(struct sym_module *mod, struct debuginfo *dbg)
 			module_warn(mod, "cannot read '%s' (%s): its frames get no symbols",
 				    mod->path, fd == -ESTALE ? "replaced since it was mapped" :
 				    fd < 0 ? strerror(-fd) : "not an ELF file");
-			return;
+			return false;
 		}
 	}
+	if (!mod->elf)
+		return false;
 	if (!gelf_getehdr(mod->elf, &eh)) {
 		module_warn(mod, "cannot read the ELF header of '%s': %s",
 			    mod->path, elf_errmsg(-1));
-		return;
+		elf_end(mod->elf);
+		mod->elf = NULL;
+		return false;
 	}
 	mod->is_exec = eh.e_type == ET_EXEC;
 	module_read_segments(mod);
+	return true;
+}
 
+/* symbols and DWARF, at the first resolve in the module; under mod->lock */
+void sym_module__load(struct sym_module *mod, struct debuginfo *dbg)
+{
+	struct elf_sections es, dbg_es;
+	Elf_Scn *symscn;
+	Elf *symelf;
+
+	mod->loaded = true;
+	if (!sym_module__prepare(mod))
+		return;
 	elf_find_sections(mod->elf, &es);
 	memset(&dbg_es, 0, sizeof(dbg_es));
 	if ((!es.symtab || !es.debug_info) && !mod->pseudo) {

@@ -46,6 +46,7 @@ struct sym_module {
 	Elf *elf;		/* file mapped when first seen; NULL if it could not be */
 	void *image;		/* our copy of the vdso */
 	bool pseudo;		/* [vdso] */
+	bool prepared;		/* sym_module__prepare() ran */
 	bool loaded;		/* sym_module__load() ran */
 	bool warned;
 	bool is_exec;		/* ET_EXEC: ip is the link-time address */
@@ -66,6 +67,8 @@ struct sym_module *sym_module__new(pid_t pid, const struct sym_file_map *r);
 void sym_module__reopen(struct sym_module *mod, pid_t pid, const struct sym_file_map *r);
 void sym_module__delete(struct sym_module *mod);
 
+/* the file and its segments, all unwind rules need; false without them; under mod->lock */
+bool sym_module__prepare(struct sym_module *mod);
 /* symbols and DWARF, at the first resolve in the module; under mod->lock */
 void sym_module__load(struct sym_module *mod, struct debuginfo *dbg);
 /* the link-time address of ip, at file offset foff; under mod->lock, loaded */

@@ -655,6 +655,23 @@ int symbolizer__resolve_pc(struct symbolizer *s, pid_t pid, uint64_t ip,
 
 /* ---- unwind rules ------------------------------------------------------- */
 
+/* the module's DWARF, read (symbols, lines, debug file) only when .eh_frame fails */
+struct dwarf_ctx {
+	struct sym_module *mod;
+	struct debuginfo *debuginfo;
+};
+
+static __thread struct dwarf_ctx cfi_dwarf_ctx;
+
+static Dwarf *module_dwarf(void *arg)
+{
+	struct dwarf_ctx *c = arg;
+
+	if (!c->mod->loaded)
+		sym_module__load(c->mod, c->debuginfo);
+	return c->mod->dwarf;
+}
+
 int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 			    struct unwind_rule *out)
 {
@@ -672,10 +689,14 @@ int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool r
 		return -ENOENT;
 	mod = m.mod;
 	pthread_mutex_lock(&mod->lock);
-	if (!mod->loaded)
-		sym_module__load(mod, s->debuginfo);
+	if (!sym_module__prepare(mod)) {
+		pthread_mutex_unlock(&mod->lock);
+		return -ENOENT;
+	}
 	vaddr = sym_module__vaddr(mod, ip, ip - m.start + m.pgoff);
-	err = cfi_rules__find(&mod->cfi, mod->elf, mod->dwarf,
+	cfi_dwarf_ctx.mod = mod;
+	cfi_dwarf_ctx.debuginfo = s->debuginfo;
+	err = cfi_rules__find(&mod->cfi, mod->elf, module_dwarf, &cfi_dwarf_ctx,
 			      ret_addr && vaddr ? vaddr - 1 : vaddr, out);
 	pthread_mutex_unlock(&mod->lock);
 	return err;
