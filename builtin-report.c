@@ -524,23 +524,6 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 	return 0;
 }
 
-static const char *human_bytes(uint64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = v;
-	unsigned int u = 0;
-
-	while (d >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		d /= 1024;
-		u++;
-	}
-	if (u)
-		snprintf(buf, len, "%.1f %s", d, units[u]);
-	else
-		snprintf(buf, len, "%" PRIu64 " B", v);
-	return buf;
-}
-
 #define HB(v)	human_bytes((v), (char[32]){ 0 }, 32)
 
 /* a wait status in words: "exit 3", "signal 9" */

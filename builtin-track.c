@@ -665,20 +665,6 @@ static int finish_pipeline(struct track_session *s)
 	return ret ? ret : err;
 }
 
-static const char *human_bytes(uint64_t n, char *buf, size_t size)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = n;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-	return buf;
-}
-
 /* -v: what the dwarf unwinding did */
 static void print_unwind_stats(struct track_session *s)
 {

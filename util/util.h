@@ -29,4 +29,7 @@ int write_all(int fd, const void *buf, size_t len);
  */
 int grow_array(void **p, size_t *cap, size_t need, size_t size);
 
+/* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
+const char *human_bytes(uint64_t n, char *buf, size_t size);
+
 #endif
