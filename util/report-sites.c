@@ -8,6 +8,7 @@
 
 #include "report-map.h"
 #include "report-sites.h"
+#include "util.h"
 
 #define SITE_MAX	((1u << 31) - 1)	/* a site index fits 31 bits */
 
@@ -46,26 +47,6 @@ struct report_sites {
 	size_t nr_ids, cap_ids;
 };
 
-/* grows *v (of *cap elements of size) to hold n; 0 or -ENOMEM */
-static int reserve(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *p;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
-#define RESERVE(v, cap, n)	reserve((void **)&(v), &(cap), (n), sizeof(*(v)))
-
 struct report_sites *report_sites__new(void)
 {
 	struct report_sites *ss = calloc(1, sizeof(*ss));
@@ -77,7 +58,7 @@ struct report_sites *report_sites__new(void)
 	ss->stack_index = report_u64map__new();
 	ss->nr_acc = 1;
 	if (!ss->by_stack || !ss->frame_index || !ss->stack_index ||
-	    RESERVE(ss->acc, ss->cap_acc, 1)) {
+	    grow_array((void **)&ss->acc, &ss->cap_acc, 1, sizeof(*ss->acc))) {
 		report_sites__delete(ss);
 		return NULL;
 	}
@@ -128,7 +109,8 @@ static struct report_frame *get_frame(struct report_sites *ss, uint64_t id)
 
 	if (idx)
 		return &ss->frames[*idx];
-	if (RESERVE(ss->frames, ss->cap_frames, ss->nr_frames + 1))
+	if (grow_array((void **)&ss->frames, &ss->cap_frames, ss->nr_frames + 1,
+		       sizeof(*ss->frames)))
 		return NULL;
 	slot = report_u64map__get(ss->frame_index, id);
 	if (!slot)
@@ -164,8 +146,10 @@ static int take_stack(struct report_sites *ss, const struct artifact_record *rec
 	struct stack_rec *st;
 	uint64_t *slot;
 
-	if (RESERVE(ss->stacks, ss->cap_stacks, ss->nr_stacks + 1) ||
-	    RESERVE(ss->frame_ids, ss->cap_ids, ss->nr_ids + rec->nr_frames))
+	if (grow_array((void **)&ss->stacks, &ss->cap_stacks, ss->nr_stacks + 1,
+		       sizeof(*ss->stacks)) ||
+	    grow_array((void **)&ss->frame_ids, &ss->cap_ids, ss->nr_ids + rec->nr_frames,
+		       sizeof(*ss->frame_ids)))
 		return -ENOMEM;
 	slot = report_u64map__get(ss->stack_index, rec->id);
 	if (!slot)
@@ -213,7 +197,7 @@ static int new_acc(struct report_sites *ss, uint64_t stack, bool has_stack,
 
 	if (ss->nr_acc > SITE_MAX)
 		return -E2BIG;
-	if (RESERVE(ss->acc, ss->cap_acc, ss->nr_acc + 1))
+	if (grow_array((void **)&ss->acc, &ss->cap_acc, ss->nr_acc + 1, sizeof(*ss->acc)))
 		return -ENOMEM;
 	a = &ss->acc[ss->nr_acc];
 	memset(a, 0, sizeof(*a));
