@@ -43,7 +43,7 @@ struct report_opts {
 	unsigned int depth;		/* frames per site, 0: all */
 	bool weight_calls;		/* --weight count */
 	struct report_filter filter;
-	int32_t *pid_list;		/* --pid */
+	pid_t *pid_list;		/* --pid */
 	size_t nr_pid_list;
 	/* the pids --pid, --comm and --children select, sorted */
 	int32_t *selected;
@@ -328,31 +328,17 @@ static int select_pid(struct report_opts *o, int32_t pid)
 	return 1;
 }
 
-/* "123,456": the --pid list */
-static int parse_pid_list(const char *arg, int32_t **pids, size_t *n)
+static int parse_report_pids(struct report_opts *o)
 {
-	const char *s = arg;
+	int n = parse_pid_list(o->pids, &o->pid_list);
 
-	while (*s) {
-		char *end;
-		long v;
-		int32_t *p;
-
-		errno = 0;
-		v = strtol(s, &end, 10);
-		if (errno || end == s || v <= 0 || v > INT32_MAX || (*end && *end != ','))
-			return error("--pid expects a list of process ids, not '%s'", arg);
-		p = realloc(*pids, (*n + 1) * sizeof(*p));
-		if (!p)
-			return error("out of memory");
-		*pids = p;
-		(*pids)[(*n)++] = v;
-		s = *end ? end + 1 : end;
-	}
-	return *n ? 0 : error("--pid expects a list of process ids, not '%s'", arg);
+	if (n < 0)
+		return error("--pid expects a list of process ids, not '%s'", o->pids);
+	o->nr_pid_list = n;
+	return 0;
 }
 
-static bool pid_in(const int32_t *pids, size_t n, int32_t pid)
+static bool pid_in(const pid_t *pids, size_t n, int32_t pid)
 {
 	size_t i;
 
@@ -397,7 +383,7 @@ static int select_children(struct report_opts *o, struct proc_list *l)
 
 static int build_selection(const char *path, struct report_opts *o)
 {
-	const int32_t *pids = o->pid_list;
+	const pid_t *pids = o->pid_list;
 	size_t npids = o->nr_pid_list, i;
 	struct proc_list l = { 0 };
 	int err = 0;
@@ -1542,7 +1528,7 @@ int cmd_report(int argc, const char **argv)
 	}
 	if (o.time && parse_time_range(o.time, &o.filter))
 		usage_with_options(usage, options);
-	if (o.pids && parse_pid_list(o.pids, &o.pid_list, &o.nr_pid_list))
+	if (o.pids && parse_report_pids(&o))
 		usage_with_options(usage, options);
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
