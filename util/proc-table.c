@@ -4,8 +4,7 @@
 
 #include "encoder.h"
 #include "proc-table.h"
-
-#define INITIAL_SLOTS 64
+#include "util.h"
 
 void proc_table__init(struct proc_table *pt)
 {
@@ -14,49 +13,29 @@ void proc_table__init(struct proc_table *pt)
 
 void proc_table__exit(struct proc_table *pt)
 {
-	free(pt->slots);
+	free(pt->procs);
+	u64_map__exit(&pt->index);
 	memset(pt, 0, sizeof(*pt));
-}
-
-static struct process *find_slot(struct process *slots, size_t cap, int32_t pid)
-{
-	size_t i = ((uint32_t)pid * 2654435761u) & (cap - 1);
-
-	while (slots[i].pid && slots[i].pid != pid)
-		i = (i + 1) & (cap - 1);
-	return &slots[i];
-}
-
-static int grow(struct proc_table *pt)
-{
-	size_t cap = pt->cap ? pt->cap * 2 : INITIAL_SLOTS, i;
-	struct process *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (i = 0; i < pt->cap; i++)
-		if (pt->slots[i].pid)
-			*find_slot(slots, cap, pt->slots[i].pid) = pt->slots[i];
-	free(pt->slots);
-	pt->slots = slots;
-	pt->cap = cap;
-	return 0;
 }
 
 struct process *proc_table__get(struct proc_table *pt, int32_t pid)
 {
+	uint64_t *idx;
 	struct process *p;
 
 	if (pid <= 0)
 		return NULL;
-	if ((pt->count + 1) * 2 > pt->cap && grow(pt))
+	if (u64_map__reserve(&pt->index, 1) ||
+	    grow_array((void **)&pt->procs, &pt->cap, pt->count + 1, sizeof(*pt->procs)))
 		return NULL;
-	p = find_slot(pt->slots, pt->cap, pid);
-	if (!p->pid) {
-		p->pid = pid;
-		p->ppid = -1;
-		pt->count++;
-	}
+	idx = u64_map__get(&pt->index, pid);
+	if (*idx)
+		return &pt->procs[*idx - 1];
+	p = &pt->procs[pt->count++];
+	*idx = pt->count;
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = -1;
 	return p;
 }
 
@@ -128,7 +107,6 @@ void proc_table__pack(struct proc_table *pt, msgpack_packer *pk)
 {
 	size_t i;
 
-	for (i = 0; i < pt->cap; i++)
-		if (pt->slots[i].pid)
-			pack_process(pk, &pt->slots[i]);
+	for (i = 0; i < pt->count; i++)
+		pack_process(pk, &pt->procs[i]);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "bpf/memtrack.h"
+#include "u64-map.h"
 
 /* What track learns of each process of the tree, for the Process records. */
 struct process {
@@ -21,9 +22,9 @@ struct process {
 };
 
 struct proc_table {
-	struct process *slots;
-	size_t cap;		/* power of two */
-	size_t count;
+	struct process *procs;	/* in order of first appearance */
+	size_t count, cap;
+	struct u64_map index;	/* pid -> procs[] index + 1 */
 };
 
 void proc_table__init(struct proc_table *pt);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-map.h"
 #include "report-sites.h"
+#include "u64-map.h"
 #include "util.h"
 
 #define SITE_MAX	((1u << 31) - 1)	/* a site index fits 31 bits */
@@ -32,17 +32,17 @@ struct stack_rec {
 struct report_sites {
 	struct site_acc *acc;		/* [0] is not a site */
 	size_t nr_acc, cap_acc;
-	struct report_u64map *by_stack;	/* stack id -> acc index */
+	struct u64_map by_stack;	/* stack id -> acc index */
 	uint32_t no_stack;		/* acc index of events without a stack */
 	uint64_t peak_seq;		/* the event of the whole tree's peak */
 	bool seen_stack;
 
 	struct report_frame *frames;
 	size_t nr_frames, cap_frames;
-	struct report_u64map *frame_index;	/* frame id -> frames[] index */
+	struct u64_map frame_index;	/* frame id -> frames[] index */
 	struct stack_rec *stacks;
 	size_t nr_stacks, cap_stacks;
-	struct report_u64map *stack_index;	/* stack id -> stacks[] index */
+	struct u64_map stack_index;	/* stack id -> stacks[] index */
 	uint64_t *frame_ids;
 	size_t nr_ids, cap_ids;
 };
@@ -53,12 +53,8 @@ struct report_sites *report_sites__new(void)
 
 	if (!ss)
 		return NULL;
-	ss->by_stack = report_u64map__new();
-	ss->frame_index = report_u64map__new();
-	ss->stack_index = report_u64map__new();
 	ss->nr_acc = 1;
-	if (!ss->by_stack || !ss->frame_index || !ss->stack_index ||
-	    grow_array((void **)&ss->acc, &ss->cap_acc, 1, sizeof(*ss->acc))) {
+	if (grow_array((void **)&ss->acc, &ss->cap_acc, 1, sizeof(*ss->acc))) {
 		report_sites__delete(ss);
 		return NULL;
 	}
@@ -86,9 +82,9 @@ void report_sites__delete(struct report_sites *ss)
 	free(ss->stacks);
 	free(ss->frame_ids);
 	free(ss->acc);
-	report_u64map__delete(ss->by_stack);
-	report_u64map__delete(ss->frame_index);
-	report_u64map__delete(ss->stack_index);
+	u64_map__exit(&ss->by_stack);
+	u64_map__exit(&ss->frame_index);
+	u64_map__exit(&ss->stack_index);
 	free(ss);
 }
 
@@ -103,7 +99,7 @@ static char *dup_nonempty(const char *s)
 /* the frame of id, added unknown when absent; NULL when out of memory */
 static struct report_frame *get_frame(struct report_sites *ss, uint64_t id)
 {
-	const uint64_t *idx = report_u64map__find(ss->frame_index, id);
+	const uint64_t *idx = u64_map__find(&ss->frame_index, id);
 	struct report_frame *f;
 	uint64_t *slot;
 
@@ -112,7 +108,7 @@ static struct report_frame *get_frame(struct report_sites *ss, uint64_t id)
 	if (grow_array((void **)&ss->frames, &ss->cap_frames, ss->nr_frames + 1,
 		       sizeof(*ss->frames)))
 		return NULL;
-	slot = report_u64map__get(ss->frame_index, id);
+	slot = u64_map__get(&ss->frame_index, id);
 	if (!slot)
 		return NULL;
 	*slot = ss->nr_frames;
@@ -151,7 +147,7 @@ static int take_stack(struct report_sites *ss, const struct artifact_record *rec
 	    grow_array((void **)&ss->frame_ids, &ss->cap_ids, ss->nr_ids + rec->nr_frames,
 		       sizeof(*ss->frame_ids)))
 		return -ENOMEM;
-	slot = report_u64map__get(ss->stack_index, rec->id);
+	slot = u64_map__get(&ss->stack_index, rec->id);
 	if (!slot)
 		return -ENOMEM;
 	/* a second record of the same id replaces the first */
@@ -219,7 +215,7 @@ int report_sites__site(struct report_sites *ss, const struct artifact_record *re
 		*site = ss->no_stack;
 		return 0;
 	}
-	idx = report_u64map__get(ss->by_stack, rec->stack);
+	idx = u64_map__get(&ss->by_stack, rec->stack);
 	if (!idx)
 		return -ENOMEM;
 	if (!*idx) {
@@ -417,7 +413,7 @@ static int prepare_frames(struct report_sites *ss)
 
 static const struct stack_rec *find_stack(struct report_sites *ss, uint64_t id)
 {
-	const uint64_t *idx = report_u64map__find(ss->stack_index, id);
+	const uint64_t *idx = u64_map__find(&ss->stack_index, id);
 
 	return idx ? &ss->stacks[*idx] : NULL;
 }
@@ -464,7 +460,7 @@ static int raw_sites(struct report_sites *ss, struct raw_site **rawp,
 		r->kind = REPORT_SITE_STACK;
 		r->nr = st->nr;
 		for (k = 0; k < st->nr; k++) {
-			const uint64_t *idx = report_u64map__find(ss->frame_index,
+			const uint64_t *idx = u64_map__find(&ss->frame_index,
 								  ss->frame_ids[st->first + k]);
 
 			store[used++] = &ss->frames[*idx];

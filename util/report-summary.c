@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-map.h"
 #include "report-sites.h"
 #include "report-summary.h"
 #include "report-timeline.h"
@@ -122,7 +121,7 @@ static void live_table__remove(struct report_live_table *t, struct live_entry *e
 
 static struct report_process *find_process(struct report_summary *s, int32_t pid)
 {
-	const uint64_t *idx = report_u64map__find(s->proc_index, (uint32_t)pid);
+	const uint64_t *idx = u64_map__find(&s->proc_index, (uint32_t)pid);
 
 	return idx ? &s->procs[*idx] : NULL;
 }
@@ -141,7 +140,7 @@ static struct report_process *get_process(struct report_summary *s, int32_t pid)
 		return p;
 	if (grow_array((void **)&s->procs, &s->procs_cap, s->nr_procs + 1, sizeof(*s->procs)))
 		return NULL;
-	idx = report_u64map__get(s->proc_index, (uint32_t)pid);
+	idx = u64_map__get(&s->proc_index, (uint32_t)pid);
 	if (!idx)
 		return NULL;
 	*idx = s->nr_procs;
@@ -242,7 +241,7 @@ static uint64_t thread_key(const struct artifact_record *rec)
 /* remembers the block this thread allocated last, 0 for none */
 static void set_last_alloc(struct event_ctx *c, uint64_t addr)
 {
-	uint64_t *last = report_u64map__get(c->s->last_alloc, thread_key(c->rec));
+	uint64_t *last = u64_map__get(&c->s->last_alloc, thread_key(c->rec));
 
 	if (last)
 		*last = addr;
@@ -250,7 +249,7 @@ static void set_last_alloc(struct event_ctx *c, uint64_t addr)
 
 static uint64_t get_last_alloc(struct event_ctx *c)
 {
-	const uint64_t *last = report_u64map__find(c->s->last_alloc, thread_key(c->rec));
+	const uint64_t *last = u64_map__find(&c->s->last_alloc, thread_key(c->rec));
 
 	return last ? *last : 0;
 }
@@ -521,10 +520,7 @@ int report_summary__init(struct report_summary *s, const struct report_filter *f
 	if (f)
 		s->filter = *f;
 	s->live = calloc(1, sizeof(*s->live));
-	s->proc_index = report_u64map__new();
-	s->last_alloc = report_u64map__new();
-	if (!s->live || !s->proc_index || !s->last_alloc ||
-	    live_table__init(s->live, TABLE_MIN_BITS)) {
+	if (!s->live || live_table__init(s->live, TABLE_MIN_BITS)) {
 		report_summary__exit(s);
 		return -ENOMEM;
 	}
@@ -546,8 +542,8 @@ void report_summary__exit(struct report_summary *s)
 	if (s->live)
 		free(s->live->slots);
 	free(s->live);
-	report_u64map__delete(s->proc_index);
-	report_u64map__delete(s->last_alloc);
+	u64_map__exit(&s->proc_index);
+	u64_map__exit(&s->last_alloc);
 	report_timeline__delete(s->timeline);
 	report_sites__delete(s->sites);
 	memset(s, 0, sizeof(*s));

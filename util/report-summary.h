@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "artifact.h"
+#include "u64-map.h"
 
 /*
  * The figures of `memtrack report`, computed from a stream of artifact
@@ -75,7 +76,6 @@ struct report_meta {
 };
 
 struct report_live_table;
-struct report_u64map;
 struct report_timeline;
 struct report_sites;
 
@@ -93,8 +93,8 @@ struct report_summary {
 	struct report_process *procs;	/* in order of first appearance */
 	size_t nr_procs, procs_cap;
 
-	struct report_u64map *proc_index;	/* pid -> procs[] index */
-	struct report_u64map *last_alloc;	/* (pid, tid) -> last block allocated */
+	struct u64_map proc_index;		/* pid -> procs[] index */
+	struct u64_map last_alloc;		/* (pid, tid) -> last block allocated */
 	struct report_live_table *live;
 	struct report_timeline *timeline;	/* NULL unless asked for */
 	struct report_sites *sites;		/* call sites; NULL unless asked for */
