@@ -17,10 +17,9 @@
  * skipped.  Works for memtrack's artifacts and for CodSpeed's (events only,
  * no trailer).
  *
- * The msgpack is decoded by a small pull decoder of our own rather than by
- * msgpack_unpacker: msgpack-c allocates arrays and maps by their declared
- * length before their bytes arrive (6 bytes of input can make it map 2 GiB),
- * which a reader of untrusted files cannot afford.
+ * Its layers, each in a file of its own: util/zstd-reader.c (the file as a
+ * stream of decompressed bytes, on a thread of its own), util/msgpack-pull.c
+ * (msgpack tokens), util/artifact.c (records, errors).
  */
 
 #define ARTIFACT_MAX_RECORD	(16u << 20)
