@@ -335,17 +335,8 @@ static int parse_report_pids(struct report_opts *o)
 	if (n < 0)
 		return error("--pid expects a list of process ids, not '%s'", o->pids);
 	o->nr_pid_list = n;
+	qsort(o->pid_list, n, sizeof(*o->pid_list), cmp_pid);
 	return 0;
-}
-
-static bool pid_in(const pid_t *pids, size_t n, int32_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return true;
-	return false;
 }
 
 static int cmp_ppid(const void *a, const void *b)
@@ -395,7 +386,7 @@ static int build_selection(const char *path, struct report_opts *o)
 		err = -1;
 	for (i = 0; !err && o->comm && i < l.n; i++)
 		if (l.p[i].comm && !strcmp(l.p[i].comm, o->comm) &&
-		    (!pids || pid_in(pids, npids, l.p[i].pid)))
+		    (!pids || bsearch(&l.p[i].pid, pids, npids, sizeof(*pids), cmp_pid)))
 			err = select_pid(o, l.p[i].pid) < 0;
 	for (i = 0; !err && !o->comm && i < npids; i++)
 		err = select_pid(o, pids[i]) < 0;

@@ -225,17 +225,8 @@ void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e)
 /* room for n more events at the end of sbuf */
 static int sbuffer_reserve(msgpack_sbuffer *sbuf, size_t n)
 {
-	size_t need = sbuf->size + n * ALLOC_EVENT_MAX_BYTES;
-	char *p;
-
-	if (need <= sbuf->alloc)
-		return 0;
-	p = realloc(sbuf->data, need);
-	if (!p)
-		return -ENOMEM;
-	sbuf->data = p;
-	sbuf->alloc = need;
-	return 0;
+	return grow_array((void **)&sbuf->data, &sbuf->alloc,
+			  sbuf->size + n * ALLOC_EVENT_MAX_BYTES, 1);
 }
 
 static int worker__init(struct worker *w, struct encoder *enc)

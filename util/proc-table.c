@@ -4,7 +4,6 @@
 
 #include "encoder.h"
 #include "proc-table.h"
-#include "util.h"
 
 void proc_table__init(struct proc_table *pt)
 {
@@ -20,22 +19,17 @@ void proc_table__exit(struct proc_table *pt)
 
 struct process *proc_table__get(struct proc_table *pt, int32_t pid)
 {
-	uint64_t *idx;
 	struct process *p;
+	bool added;
 
 	if (pid <= 0)
 		return NULL;
-	if (u64_map__reserve(&pt->index, 1) ||
-	    grow_array((void **)&pt->procs, &pt->cap, pt->count + 1, sizeof(*pt->procs)))
-		return NULL;
-	idx = u64_map__get(&pt->index, pid);
-	if (*idx)
-		return &pt->procs[*idx - 1];
-	p = &pt->procs[pt->count++];
-	*idx = pt->count;
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->ppid = -1;
+	p = u64_map__element(&pt->index, pid, (void **)&pt->procs, &pt->count, &pt->cap,
+			     sizeof(*p), &added);
+	if (p && added) {
+		p->pid = pid;
+		p->ppid = -1;
+	}
 	return p;
 }
 

@@ -24,7 +24,7 @@ struct process {
 struct proc_table {
 	struct process *procs;	/* in order of first appearance */
 	size_t count, cap;
-	struct u64_map index;	/* pid -> procs[] index + 1 */
+	struct u64_map index;	/* pid -> procs[] index */
 };
 
 void proc_table__init(struct proc_table *pt);

@@ -99,22 +99,13 @@ static char *dup_nonempty(const char *s)
 /* the frame of id, added unknown when absent; NULL when out of memory */
 static struct report_frame *get_frame(struct report_sites *ss, uint64_t id)
 {
-	const uint64_t *idx = u64_map__find(&ss->frame_index, id);
 	struct report_frame *f;
-	uint64_t *slot;
+	bool added;
 
-	if (idx)
-		return &ss->frames[*idx];
-	if (grow_array((void **)&ss->frames, &ss->cap_frames, ss->nr_frames + 1,
-		       sizeof(*ss->frames)))
-		return NULL;
-	slot = u64_map__get(&ss->frame_index, id);
-	if (!slot)
-		return NULL;
-	*slot = ss->nr_frames;
-	f = &ss->frames[ss->nr_frames++];
-	memset(f, 0, sizeof(*f));
-	f->id = id;
+	f = u64_map__element(&ss->frame_index, id, (void **)&ss->frames, &ss->nr_frames,
+			     &ss->cap_frames, sizeof(*f), &added);
+	if (f && added)
+		f->id = id;
 	return f;
 }
 

@@ -133,20 +133,13 @@ struct report_process *report_summary__process(struct report_summary *s, int32_t
 
 static struct report_process *get_process(struct report_summary *s, int32_t pid)
 {
-	struct report_process *p = find_process(s, pid);
-	uint64_t *idx;
+	struct report_process *p;
+	bool added;
 
-	if (p)
-		return p;
-	if (grow_array((void **)&s->procs, &s->procs_cap, s->nr_procs + 1, sizeof(*s->procs)))
-		return NULL;
-	idx = u64_map__get(&s->proc_index, (uint32_t)pid);
-	if (!idx)
-		return NULL;
-	*idx = s->nr_procs;
-	p = &s->procs[s->nr_procs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
+	p = u64_map__element(&s->proc_index, (uint32_t)pid, (void **)&s->procs, &s->nr_procs,
+			     &s->procs_cap, sizeof(*p), &added);
+	if (p && added)
+		p->pid = pid;
 	return p;
 }
 

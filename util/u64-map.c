@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "u64-map.h"
+#include "util.h"
 
 #define MIN_CAP		64
 
@@ -130,4 +131,21 @@ done:
 size_t u64_map__count(const struct u64_map *m)
 {
 	return m->n + m->has_zero;
+}
+
+void *u64_map__element(struct u64_map *m, uint64_t key, void **arr, size_t *nr,
+		       size_t *cap, size_t size, bool *added)
+{
+	uint64_t *idx = u64_map__find(m, key);
+	char *e;
+
+	*added = !idx;
+	if (idx)
+		return (char *)*arr + *idx * size;
+	if (u64_map__reserve(m, 1) || grow_array(arr, cap, *nr + 1, size))
+		return NULL;
+	*u64_map__get(m, key) = *nr;
+	e = (char *)*arr + (*nr)++ * size;
+	memset(e, 0, size);
+	return e;
 }

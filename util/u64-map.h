@@ -41,4 +41,12 @@ uint64_t *u64_map__get(struct u64_map *m, uint64_t key);
 void u64_map__remove(struct u64_map *m, uint64_t key);
 size_t u64_map__count(const struct u64_map *m);
 
+/*
+ * For an array *arr of *nr elements of size bytes (room for *cap) indexed by
+ * m: the element of key, or a new one at the end, zero-filled, with *added
+ * set; NULL when out of memory.  Pass the array as (void **)&array.
+ */
+void *u64_map__element(struct u64_map *m, uint64_t key, void **arr, size_t *nr,
+		       size_t *cap, size_t size, bool *added);
+
 #endif
