@@ -113,107 +113,6 @@ static int report_read_error(struct artifact *a, int err)
 
 /* ---- --dump ----------------------------------------------------------- */
 
-enum dump_kind { D_I32, D_U32, D_U64, D_STR, D_BOOL, D_DROPS, D_FRAMES };
-
-struct dump_field {
-	enum artifact_field field;
-	const char *name;
-	enum dump_kind kind;
-	size_t off;
-};
-
-#define DF(f, n, k, m) { f, n, k, offsetof(struct artifact_record, m) }
-
-static const struct dump_field dump_fields[] = {
-	DF(AF_PID, "pid", D_I32, pid),
-	DF(AF_TID, "tid", D_I32, tid),
-	DF(AF_TIMESTAMP, "timestamp", D_U64, timestamp),
-	DF(AF_ADDR, "addr", D_U64, addr),
-	DF(AF_SIZE, "size", D_U64, size),
-	DF(AF_OLD_ADDR, "old_addr", D_U64, old_addr),
-	DF(AF_STACK, "stack", D_U64, stack),
-	DF(AF_PPID, "ppid", D_I32, ppid),
-	DF(AF_COMM, "comm", D_STR, comm),
-	DF(AF_EXE, "exe", D_STR, exe),
-	DF(AF_FORMAT, "format", D_U32, format),
-	DF(AF_TOOL, "tool", D_STR, tool),
-	DF(AF_VERSION, "version", D_STR, version),
-	DF(AF_COMMAND, "command", D_STR, command),
-	DF(AF_ROOT_PID, "root_pid", D_I32, root_pid),
-	DF(AF_START, "start", D_U64, start),
-	DF(AF_END, "end", D_U64, end),
-	DF(AF_EXIT, "exit", D_U64, exit),
-	DF(AF_DROPS, "drops", D_DROPS, drops_events),
-	DF(AF_EXIT_CODE, "exit_code", D_I32, exit_code),
-	DF(AF_ATTACHED, "attached", D_BOOL, attached),
-	DF(AF_ID, "id", D_U64, id),
-	DF(AF_IP, "ip", D_U64, ip),
-	DF(AF_MODULE, "module", D_STR, module),
-	DF(AF_SYMBOL, "symbol", D_STR, symbol),
-	DF(AF_OFFSET, "offset", D_U64, offset),
-	DF(AF_FILE, "file", D_STR, file),
-	DF(AF_LINE, "line", D_U32, line),
-	DF(AF_FRAMES, "frames", D_FRAMES, frames),
-};
-
-static void print_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void dump_value(FILE *out, const struct artifact_record *r,
-		       const struct dump_field *f)
-{
-	const char *p = (const char *)r + f->off;
-	uint32_t i;
-
-	switch (f->kind) {
-	case D_I32: fprintf(out, "%" PRId32, *(const int32_t *)p); break;
-	case D_U32: fprintf(out, "%" PRIu32, *(const uint32_t *)p); break;
-	case D_U64: fprintf(out, "%" PRIu64, *(const uint64_t *)p); break;
-	case D_STR: print_json_string(out, *(const char *const *)p); break;
-	case D_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
-	case D_DROPS:
-		fprintf(out, "{\"events\":%" PRIu64 ",\"stacks\":%" PRIu64 "}", r->drops_events,
-			r->drops_total - r->drops_events);
-		break;
-	case D_FRAMES:
-		fputc('[', out);
-		for (i = 0; i < r->nr_frames; i++)
-			fprintf(out, "%s%" PRIu64, i ? "," : "", r->frames[i]);
-		fputc(']', out);
-		break;
-	}
-}
-
-/* one JSON object per line, the keys the record had */
-static void dump_record(FILE *out, const struct artifact_record *r)
-{
-	size_t i;
-
-	fprintf(out, "{\"type\":\"%s\"", artifact_record__type_name(r));
-	for (i = 0; i < ARRAY_SIZE(dump_fields); i++) {
-		const struct dump_field *f = &dump_fields[i];
-
-		if (!(r->has & AR_HAS(f->field)))
-			continue;
-		fprintf(out, ",\"%s\":", f->name);
-		dump_value(out, r, f);
-	}
-	fputs("}\n", out);
-}
-
 static int cmd_dump(const char *path, const struct report_opts *o)
 {
 	const struct artifact_record *r;
@@ -225,7 +124,7 @@ static int cmd_dump(const char *path, const struct report_opts *o)
 		return 1;
 	progress__init(&pg, o->quiet);
 	while ((ret = artifact__next(a, &r)) == 1) {
-		dump_record(stdout, r);
+		artifact_record__dump(stdout, r);
 		progress__update(&pg, a);
 	}
 	progress__done(&pg);
@@ -259,7 +158,7 @@ static int proc_list__add(struct proc_list *l, const struct artifact_record *r)
 	pi = &l->p[l->n++];
 	pi->pid = r->pid;
 	pi->ppid = r->ppid;
-	pi->has_ppid = r->has & AR_HAS(AF_PPID);
+	pi->has_ppid = r->has & AR_HAS(AK_PPID);
 	pi->comm = r->comm ? strdup(r->comm) : NULL;
 	return 0;
 }
@@ -286,7 +185,7 @@ static int read_processes(const char *path, struct proc_list *l, bool quiet)
 	progress__init(&pg, quiet);
 	while ((ret = artifact__next(a, &r)) == 1) {
 		progress__update(&pg, a);
-		if (r->type == ARTIFACT_PROCESS && (r->has & AR_HAS(AF_PID)) &&
+		if (r->type == ARTIFACT_PROCESS && (r->has & AR_HAS(AK_PID)) &&
 		    proc_list__add(l, r))
 			ret = -ENOMEM;
 	}
@@ -525,14 +424,14 @@ static void print_header(const struct report_summary *s, const char *path)
 
 	printf("# artifact: %s\n", path);
 	if (s->has_meta) {
-		if (m->has & AR_HAS(AF_COMMAND))
+		if (m->has & AR_HAS(AK_COMMAND))
 			printf("# command: %s\n", m->command);
 		printf("# recorded by %s %s (format %u), root pid %d",
 		       m->tool ? m->tool : "?", m->version ? m->version : "?",
 		       m->format, m->root_pid);
-		if (m->has & AR_HAS(AF_EXIT_CODE))
+		if (m->has & AR_HAS(AK_EXIT_CODE))
 			printf(", %s", exit_words(m->exit_code, ex, sizeof(ex)));
-		if (m->has & AR_HAS(AF_DROPS))
+		if (m->has & AR_HAS(AK_DROPS))
 			printf(", %" PRIu64 " events and %" PRIu64 " call stacks dropped",
 			       m->drops_events, m->drops_total - m->drops_events);
 		putchar('\n');
@@ -672,9 +571,9 @@ static void print_processes(const struct report_summary *s)
 		const struct report_process *p = procs[i];
 		char ppid[16] = "-", ex[32] = "-";
 
-		if (p->info_has & AR_HAS(AF_PPID))
+		if (p->info_has & AR_HAS(AK_PPID))
 			snprintf(ppid, sizeof(ppid), "%d", p->ppid);
-		if (p->info_has & AR_HAS(AF_EXIT_CODE))
+		if (p->info_has & AR_HAS(AK_EXIT_CODE))
 			exit_words(p->exit_code, ex, sizeof(ex));
 		printf("  %8d %8s %-16s %-10s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s\n",
 		       p->pid, ppid, p->comm ? p->comm : "-", ex, p->heap.allocs,
@@ -880,13 +779,13 @@ static cJSON *json_process(const struct report_summary *s, const struct report_p
 	cJSON *o = cJSON_CreateObject();
 
 	json_i64(o, "pid", p->pid);
-	if (p->info_has & AR_HAS(AF_PPID))
+	if (p->info_has & AR_HAS(AK_PPID))
 		json_i64(o, "ppid", p->ppid);
 	else
 		cJSON_AddNullToObject(o, "ppid");
 	json_str_or_null(o, "comm", p->comm);
 	json_str_or_null(o, "exe", p->exe);
-	if (p->info_has & AR_HAS(AF_EXIT_CODE))
+	if (p->info_has & AR_HAS(AK_EXIT_CODE))
 		json_i64(o, "exit_code", p->exit_code);
 	else
 		cJSON_AddNullToObject(o, "exit_code");
@@ -902,7 +801,7 @@ static cJSON *json_meta(const struct report_summary *s)
 	if (!s->has_meta)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
-	if (m->has & AR_HAS(AF_FORMAT))
+	if (m->has & AR_HAS(AK_FORMAT))
 		json_u64(o, "format", m->format);
 	if (m->tool)
 		cJSON_AddStringToObject(o, "tool", m->tool);
@@ -910,18 +809,18 @@ static cJSON *json_meta(const struct report_summary *s)
 		cJSON_AddStringToObject(o, "version", m->version);
 	if (m->command)
 		cJSON_AddStringToObject(o, "command", m->command);
-	if (m->has & AR_HAS(AF_ROOT_PID))
+	if (m->has & AR_HAS(AK_ROOT_PID))
 		json_i64(o, "root_pid", m->root_pid);
-	if (m->has & AR_HAS(AF_START))
+	if (m->has & AR_HAS(AK_START))
 		json_u64(o, "start", m->start);
-	if (m->has & AR_HAS(AF_END))
+	if (m->has & AR_HAS(AK_END))
 		json_u64(o, "end", m->end);
-	if (m->has & AR_HAS(AF_DROPS)) {
+	if (m->has & AR_HAS(AK_DROPS)) {
 		drops = cJSON_AddObjectToObject(o, "drops");
 		json_u64(drops, "events", m->drops_events);
 		json_u64(drops, "stacks", m->drops_total - m->drops_events);
 	}
-	if (m->has & AR_HAS(AF_EXIT_CODE))
+	if (m->has & AR_HAS(AK_EXIT_CODE))
 		json_i64(o, "exit_code", m->exit_code);
 	cJSON_AddBoolToObject(o, "attached", m->attached);
 	return o;

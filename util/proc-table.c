@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encoder.h"
+#include "artifact-format.h"
 #include "proc-table.h"
 
 void proc_table__init(struct proc_table *pt)
@@ -68,33 +68,21 @@ int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e)
 
 static void pack_process(msgpack_packer *pk, const struct process *p)
 {
-	int n = 3 + (p->ppid >= 0) + !!p->exe[0] + !!p->start + 2 * p->exited;
+	struct artifact_record r = { .type = ARTIFACT_PROCESS };
 
-	msgpack_pack_map(pk, n);
-	pack_key(pk, "type");
-	pack_str(pk, "Process");
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, p->pid);
-	if (p->ppid >= 0) {
-		pack_key(pk, "ppid");
-		msgpack_pack_int32(pk, p->ppid);
-	}
-	pack_key(pk, "comm");
-	pack_str(pk, p->comm);
-	if (p->exe[0]) {
-		pack_key(pk, "exe");
-		pack_str(pk, p->exe);
-	}
-	if (p->start) {
-		pack_key(pk, "start");
-		msgpack_pack_uint64(pk, p->start);
-	}
+	artifact_record__set_pid(&r, p->pid);
+	if (p->ppid >= 0)
+		artifact_record__set_ppid(&r, p->ppid);
+	artifact_record__set_comm(&r, p->comm);
+	if (p->exe[0])
+		artifact_record__set_exe(&r, p->exe);
+	if (p->start)
+		artifact_record__set_start(&r, p->start);
 	if (p->exited) {
-		pack_key(pk, "exit");
-		msgpack_pack_uint64(pk, p->exit);
-		pack_key(pk, "exit_code");
-		msgpack_pack_int32(pk, p->exit_code);
+		artifact_record__set_exit(&r, p->exit);
+		artifact_record__set_exit_code(&r, p->exit_code);
 	}
+	artifact_record__pack(pk, &r);
 }
 
 void proc_table__pack(struct proc_table *pt, msgpack_packer *pk)

@@ -135,7 +135,7 @@ static int take_stack(struct report_sites *ss, const struct artifact_record *rec
 
 	if (grow_array((void **)&ss->stacks, &ss->cap_stacks, ss->nr_stacks + 1,
 		       sizeof(*ss->stacks)) ||
-	    grow_array((void **)&ss->frame_ids, &ss->cap_ids, ss->nr_ids + rec->nr_frames,
+	    grow_array((void **)&ss->frame_ids, &ss->cap_ids, ss->nr_ids + rec->frames.n,
 		       sizeof(*ss->frame_ids)))
 		return -ENOMEM;
 	slot = u64_map__get(&ss->stack_index, rec->id);
@@ -146,11 +146,11 @@ static int take_stack(struct report_sites *ss, const struct artifact_record *rec
 	st = &ss->stacks[ss->nr_stacks++];
 	st->id = rec->id;
 	st->first = ss->nr_ids;
-	st->nr = rec->nr_frames;
-	if (rec->nr_frames)
-		memcpy(&ss->frame_ids[ss->nr_ids], rec->frames,
-		       rec->nr_frames * sizeof(*rec->frames));
-	ss->nr_ids += rec->nr_frames;
+	st->nr = rec->frames.n;
+	if (rec->frames.n)
+		memcpy(&ss->frame_ids[ss->nr_ids], rec->frames.v,
+		       rec->frames.n * sizeof(*rec->frames.v));
+	ss->nr_ids += rec->frames.n;
 	return 0;
 }
 
@@ -158,13 +158,13 @@ int report_sites__record(struct report_sites *ss, const struct artifact_record *
 {
 	switch (rec->type) {
 	case ARTIFACT_EVENT:
-		if (rec->has & AR_HAS(AF_STACK))
+		if (rec->has & AR_HAS(AK_STACK))
 			ss->seen_stack = true;
 		return 0;
 	case ARTIFACT_FRAME:
-		return rec->has & AR_HAS(AF_ID) ? take_frame(ss, rec) : 0;
+		return rec->has & AR_HAS(AK_ID) ? take_frame(ss, rec) : 0;
 	case ARTIFACT_STACK:
-		return rec->has & AR_HAS(AF_ID) ? take_stack(ss, rec) : 0;
+		return rec->has & AR_HAS(AK_ID) ? take_stack(ss, rec) : 0;
 	default:
 		return 0;
 	}
@@ -200,7 +200,7 @@ int report_sites__site(struct report_sites *ss, const struct artifact_record *re
 	uint64_t *idx;
 	int err;
 
-	if (!(rec->has & AR_HAS(AF_STACK))) {
+	if (!(rec->has & AR_HAS(AK_STACK))) {
 		if (!ss->no_stack && (err = new_acc(ss, 0, false, &ss->no_stack)))
 			return err;
 		*site = ss->no_stack;

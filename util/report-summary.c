@@ -175,8 +175,8 @@ static void take_meta_record(struct report_summary *s, const struct artifact_rec
 	m->exit_code = rec->exit_code;
 	m->start = rec->start;
 	m->end = rec->end;
-	m->drops_events = rec->drops_events;
-	m->drops_total = rec->drops_total;
+	m->drops_events = rec->drops.events;
+	m->drops_total = rec->drops.events + rec->drops.stacks + rec->drops.other;
 	m->attached = rec->attached;
 }
 
@@ -469,7 +469,7 @@ int report_summary__add(struct report_summary *s, const struct artifact_record *
 			return add_event(s, rec);
 		return 0;
 	case ARTIFACT_PROCESS:
-		if (!(rec->has & AR_HAS(AF_PID)) || !pid_selected(s, rec->pid))
+		if (!(rec->has & AR_HAS(AK_PID)) || !pid_selected(s, rec->pid))
 			return 0;
 		p = get_process(s, rec->pid);
 		if (!p)

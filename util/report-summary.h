@@ -60,14 +60,14 @@ struct report_process {
 	bool has_brk;
 	/* from its Process record */
 	bool has_info;
-	uint32_t info_has;		/* AR_HAS() bits of the record */
+	uint64_t info_has;		/* AR_HAS() bits of the record */
 	int32_t ppid, exit_code;
 	uint64_t start, exit;
 	char *comm, *exe;
 };
 
 struct report_meta {
-	uint32_t has;			/* AR_HAS() bits of the record */
+	uint64_t has;			/* AR_HAS() bits of the record */
 	uint32_t format;
 	char *tool, *version, *command;
 	int32_t root_pid, exit_code;

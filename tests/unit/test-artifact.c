@@ -44,13 +44,13 @@ static void make_events(void)
 
 static bool same_event(const struct artifact_record *r, const struct mt_alloc_event *e)
 {
-	uint32_t want = AR_HAS(AF_PID) | AR_HAS(AF_TID) | AR_HAS(AF_TIMESTAMP) |
-			AR_HAS(AF_ADDR);
+	uint64_t want = AR_HAS(AK_PID) | AR_HAS(AK_TID) | AR_HAS(AK_TIMESTAMP) |
+			AR_HAS(AK_ADDR);
 
 	if (e->kind != MT_FREE)
-		want |= AR_HAS(AF_SIZE);
+		want |= AR_HAS(AK_SIZE);
 	if (e->kind == MT_REALLOC)
-		want |= AR_HAS(AF_OLD_ADDR);
+		want |= AR_HAS(AK_OLD_ADDR);
 	return r->type == ARTIFACT_EVENT && r->kind == e->kind &&
 	       r->has == want && r->pid == (int32_t)e->pid &&
 	       r->tid == (int32_t)e->tid && r->timestamp == e->ts &&
@@ -138,8 +138,8 @@ static void test_trailer_fields(void)
 			      !strcmp(r->version, "0.1.0") &&
 			      !strcmp(r->command, "sh -c 'true'") &&
 			      r->root_pid == 100 && r->start == 1 && r->end == 2 &&
-			      r->drops_events == 3 && r->exit_code == 0, "Meta fields");
-			CHECK(r->has & AR_HAS(AF_DROPS), "Meta drops present");
+			      r->drops.events == 3 && r->exit_code == 0, "Meta fields");
+			CHECK(r->has & AR_HAS(AK_DROPS), "Meta drops present");
 		} else if (r->type == ARTIFACT_PROCESS && r->pid == 100) {
 			n++;
 			CHECK(r->ppid == 1 && !strcmp(r->comm, "sh") &&
@@ -147,7 +147,7 @@ static void test_trailer_fields(void)
 			      "Process 100 fields");
 		} else if (r->type == ARTIFACT_PROCESS && r->pid == 101) {
 			n++;
-			CHECK(!(r->has & AR_HAS(AF_EXE)) && r->exe == NULL &&
+			CHECK(!(r->has & AR_HAS(AK_EXE)) && r->exe == NULL &&
 			      r->exit_code == 9 && !strcmp(r->comm, "true"),
 			      "Process 101 without exe");
 			CHECK(!strcmp(artifact_record__type_name(r), "Process"), "type name");
@@ -354,15 +354,15 @@ struct layout_case {
 	size_t len;
 	enum artifact_type type;
 	enum mt_kind kind;
-	uint32_t has;
+	uint64_t has;
 	int32_t pid, tid;
 	uint64_t timestamp, addr, size, old_addr, stack;
 	bool bad_after;		/* the bytes after the record are not a record */
 };
 
 #define B(lit)		lit, sizeof(lit) - 1
-#define EV4		(AR_HAS(AF_PID) | AR_HAS(AF_TID) | AR_HAS(AF_TIMESTAMP) | \
-			 AR_HAS(AF_ADDR))
+#define EV4		(AR_HAS(AK_PID) | AR_HAS(AK_TID) | AR_HAS(AK_TIMESTAMP) | \
+			 AR_HAS(AK_ADDR))
 #define K_PID		"\xa3pid"
 #define K_TID		"\xa3tid"
 #define K_TS		"\xa9timestamp"
@@ -377,7 +377,7 @@ static const struct layout_case layout_cases[] = {
 	  B("\x88" K_PID "\xcd\x9c\x41" K_TID "\x05" K_TS "\xcf\x00\x00\x01\x00\x00\x00\x00\x00"
 	    K_ADDR "\xce\x12\x34\x56\x78" K_TYPE "\xa7Realloc" K_SIZE "\xcc\xc8"
 	    K_OLD "\xcd\x01\x00" K_STACK "\x2a"),
-	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AF_SIZE) | AR_HAS(AF_OLD_ADDR) | AR_HAS(AF_STACK),
+	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AK_SIZE) | AR_HAS(AK_OLD_ADDR) | AR_HAS(AK_STACK),
 	  40001, 5, 1ULL << 40, 0x12345678, 200, 256, 42, false },
 	{ "a free: five entries",
 	  B("\x85" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa4" "Free"),
@@ -386,12 +386,12 @@ static const struct layout_case layout_cases[] = {
 	  B("\x86" K_PID "\xce\x7f\xff\xff\xff" K_TID "\xce\x7f\xff\xff\xff"
 	    K_TS "\xcf\xff\xff\xff\xff\xff\xff\xff\xff" K_ADDR "\xcf\xff\xff\xff\xff\xff\xff\xff\xfe"
 	    K_TYPE "\xa3" "Brk" K_SIZE "\xcf\x80\x00\x00\x00\x00\x00\x00\x00"),
-	  ARTIFACT_EVENT, MT_BRK, EV4 | AR_HAS(AF_SIZE), INT32_MAX, INT32_MAX,
+	  ARTIFACT_EVENT, MT_BRK, EV4 | AR_HAS(AK_SIZE), INT32_MAX, INT32_MAX,
 	  UINT64_MAX, UINT64_MAX - 1, 1ULL << 63, 0, 0, false },
 	{ "a stack without a size",
 	  B("\x86" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
 	    K_STACK "\x09"),
-	  ARTIFACT_EVENT, MT_MALLOC, EV4 | AR_HAS(AF_STACK), 1, 2, 3, 4, 0, 0, 9, false },
+	  ARTIFACT_EVENT, MT_MALLOC, EV4 | AR_HAS(AK_STACK), 1, 2, 3, 4, 0, 0, 9, false },
 	{ "type first",
 	  B("\x85" K_TYPE "\xa6Malloc" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04"),
 	  ARTIFACT_EVENT, MT_MALLOC, EV4, 1, 2, 3, 4, 0, 0, 0, false },
@@ -405,7 +405,7 @@ static const struct layout_case layout_cases[] = {
 	{ "pid too large for an int32",
 	  B("\x85" K_PID "\xce\x80\x00\x00\x00" K_TID "\x02" K_TS "\x03" K_ADDR "\x04"
 	    K_TYPE "\xa4" "Free"),
-	  ARTIFACT_EVENT, MT_FREE, EV4 & ~AR_HAS(AF_PID), 0, 2, 3, 4, 0, 0, 0, false },
+	  ARTIFACT_EVENT, MT_FREE, EV4 & ~AR_HAS(AK_PID), 0, 2, 3, 4, 0, 0, 0, false },
 	{ "timestamp as a signed int64",
 	  B("\x85" K_PID "\x01" K_TID "\x02" K_TS "\xd3\x00\x00\x00\x00\x00\x00\x00\x03"
 	    K_ADDR "\x04" K_TYPE "\xa4" "Free"),
@@ -423,7 +423,7 @@ static const struct layout_case layout_cases[] = {
 	{ "a key twice: the last one counts",
 	  B("\x87" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
 	    K_SIZE "\x05" K_SIZE "\x06"),
-	  ARTIFACT_EVENT, MT_MALLOC, EV4 | AR_HAS(AF_SIZE), 1, 2, 3, 4, 6, 0, 0, false },
+	  ARTIFACT_EVENT, MT_MALLOC, EV4 | AR_HAS(AK_SIZE), 1, 2, 3, 4, 6, 0, 0, false },
 	{ "a size of nil",
 	  B("\x86" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa6Malloc"
 	    K_SIZE "\xc0"),
@@ -436,12 +436,12 @@ static const struct layout_case layout_cases[] = {
 	{ "nine entries",
 	  B("\x89" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa7Realloc"
 	    K_SIZE "\x05" K_OLD "\x06" K_STACK "\x07" "\xa3" "foo" "\x08"),
-	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AF_SIZE) | AR_HAS(AF_OLD_ADDR) | AR_HAS(AF_STACK),
+	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AK_SIZE) | AR_HAS(AK_OLD_ADDR) | AR_HAS(AK_STACK),
 	  1, 2, 3, 4, 5, 6, 7, false },
 	{ "entries out of the encoder's order",
 	  B("\x88" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa7Realloc"
 	    K_OLD "\x06" K_SIZE "\x05" K_STACK "\x07"),
-	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AF_SIZE) | AR_HAS(AF_OLD_ADDR) | AR_HAS(AF_STACK),
+	  ARTIFACT_EVENT, MT_REALLOC, EV4 | AR_HAS(AK_SIZE) | AR_HAS(AK_OLD_ADDR) | AR_HAS(AK_STACK),
 	  1, 2, 3, 4, 5, 6, 7, false },
 	{ "not an event",
 	  B("\x85" K_PID "\x01" K_TID "\x02" K_TS "\x03" K_ADDR "\x04" K_TYPE "\xa4" "Meta"),
@@ -476,7 +476,7 @@ static void test_event_layouts(void)
 		if (ret == 1) {
 			CHECK(r->type == t->type && r->kind == t->kind,
 			      "%s: type %d kind %d", t->what, r->type, r->kind);
-			CHECK(r->has == t->has, "%s: has %#x, not %#x", t->what, r->has, t->has);
+			CHECK(r->has == t->has, "%s: has %#" PRIx64 ", not %#" PRIx64, t->what, r->has, t->has);
 			CHECK(r->pid == t->pid && r->tid == t->tid,
 			      "%s: pid %d tid %d", t->what, r->pid, r->tid);
 			CHECK(r->timestamp == t->timestamp && r->addr == t->addr &&
@@ -537,7 +537,7 @@ static void test_event_cuts(void)
 			      r->tid == (int32_t)ev[n].tid && r->timestamp == ev[n].ts &&
 			      r->addr == ev[n].addr && r->size == ev[n].size &&
 			      r->old_addr == ev[n].old_addr && r->stack == ev[n].stack &&
-			      !!(r->has & AR_HAS(AF_STACK)) == !!ev[n].stack;
+			      !!(r->has & AR_HAS(AK_STACK)) == !!ev[n].stack;
 		CHECK(ok && n == complete, "cut at %zu: %zu events, not %zu", cut, n, complete);
 		if (cut == (complete ? ends[complete - 1] : 0))
 			CHECK(ret == 0, "cut at %zu, a record's end: ret %d", cut, ret);
@@ -651,9 +651,9 @@ static void test_unknown_records(void)
 			seen++;
 			CHECK(r->kind == MT_MALLOC && r->pid == -3 && r->addr == 0x1000 &&
 			      r->size == 48 && r->stack == 12, "odd event fields");
-			CHECK(!(r->has & AR_HAS(AF_TID)) && (r->has & AR_HAS(AF_STACK)) &&
-			      !(r->has & AR_HAS(AF_COMM)),
-			      "odd event presence %#x", r->has);
+			CHECK(!(r->has & AR_HAS(AK_TID)) && (r->has & AR_HAS(AK_STACK)) &&
+			      !(r->has & AR_HAS(AK_COMM)),
+			      "odd event presence %#" PRIx64, r->has);
 		} else if (r->type == ARTIFACT_FRAME) {
 			seen++;
 			CHECK(r->id == 3 && r->ip == 0x401000 && !strcmp(r->module, "/usr/bin/true") &&
@@ -661,8 +661,8 @@ static void test_unknown_records(void)
 			      "Frame fields");
 		} else if (r->type == ARTIFACT_STACK) {
 			seen++;
-			CHECK(r->id == 12 && r->nr_frames == 3 && r->frames[0] == 3 &&
-			      r->frames[2] == 1ULL << 40, "Stack fields");
+			CHECK(r->id == 12 && r->frames.n == 3 && r->frames.v[0] == 3 &&
+			      r->frames.v[2] == 1ULL << 40, "Stack fields");
 		}
 	}
 	CHECK(seen == 3, "odd records seen: %d", seen);

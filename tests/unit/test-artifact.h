@@ -130,50 +130,31 @@ static inline void test_pack_meta(msgpack_packer *pk, const char *command,
 				  int32_t root_pid, uint64_t start, uint64_t end,
 				  uint64_t drops, int32_t exit_code)
 {
-	msgpack_pack_map(pk, 10);
-	pack_key(pk, "type");
-	pack_str(pk, "Meta");
-	pack_key(pk, "format");
-	msgpack_pack_uint32(pk, 1);
-	pack_key(pk, "tool");
-	pack_str(pk, "memtrack");
-	pack_key(pk, "version");
-	pack_str(pk, "0.1.0");
-	pack_key(pk, "command");
-	pack_str(pk, command);
-	pack_key(pk, "root_pid");
-	msgpack_pack_int32(pk, root_pid);
-	pack_key(pk, "start");
-	msgpack_pack_uint64(pk, start);
-	pack_key(pk, "end");
-	msgpack_pack_uint64(pk, end);
-	pack_key(pk, "drops");
-	msgpack_pack_map(pk, 1);
-	pack_key(pk, "events");
-	msgpack_pack_uint64(pk, drops);
-	pack_key(pk, "exit_code");
-	msgpack_pack_int32(pk, exit_code);
+	struct artifact_record run = { 0 };
+
+	artifact_record__set_version(&run, "0.1.0");
+	artifact_record__set_command(&run, command);
+	artifact_record__set_root_pid(&run, root_pid);
+	artifact_record__set_start(&run, start);
+	artifact_record__set_end(&run, end);
+	artifact_record__set_drops(&run, (struct artifact_drops){ .events = drops });
+	artifact_record__set_exit_code(&run, exit_code);
+	artifact__pack_meta(pk, &run);
 }
 
 static inline void test_pack_process(msgpack_packer *pk, int32_t pid, int32_t ppid,
 				     const char *comm, const char *exe,
 				     int32_t exit_code)
 {
-	msgpack_pack_map(pk, 5 + (exe != NULL));
-	pack_key(pk, "type");
-	pack_str(pk, "Process");
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, pid);
-	pack_key(pk, "ppid");
-	msgpack_pack_int32(pk, ppid);
-	pack_key(pk, "comm");
-	pack_str(pk, comm);
-	if (exe) {
-		pack_key(pk, "exe");
-		pack_str(pk, exe);
-	}
-	pack_key(pk, "exit_code");
-	msgpack_pack_int32(pk, exit_code);
+	struct artifact_record r = { .type = ARTIFACT_PROCESS };
+
+	artifact_record__set_pid(&r, pid);
+	artifact_record__set_ppid(&r, ppid);
+	artifact_record__set_comm(&r, comm);
+	if (exe)
+		artifact_record__set_exe(&r, exe);
+	artifact_record__set_exit_code(&r, exit_code);
+	artifact_record__pack(pk, &r);
 }
 
 static inline struct mt_alloc_event test_event(uint32_t kind, uint32_t pid,
