@@ -100,15 +100,26 @@ static int open_artifact(const char *path, struct artifact **ap)
 	return 0;
 }
 
-/* the line that closes the output of a truncated or corrupt artifact */
+/* the line that closes the output of an artifact not read to its end */
 static int report_read_error(struct artifact *a, int err)
 {
+	const char *name = artifact__name(a), *why = artifact__strerror(a);
+
 	if (err == -EBADMSG)
 		return error("'%s' is truncated after %" PRIu64 " records (byte %" PRIu64 "): %s",
-			     artifact__name(a), artifact__records(a),
-			     artifact__error_offset(a), artifact__strerror(a));
+			     name, artifact__records(a), artifact__error_offset(a), why);
+	if (err == -ENOMSG)
+		return error("'%s' is not a memtrack artifact: %s", name, why);
+	if (err == -EPROTONOSUPPORT)
+		return error("cannot read '%s': %s", name, why);
 	return error("cannot read '%s' after %" PRIu64 " records: %s",
-		     artifact__name(a), artifact__records(a), artifact__strerror(a));
+		     name, artifact__records(a), why);
+}
+
+/* nothing of it can be reported: not an artifact, or of a newer format */
+static bool unreadable(int err)
+{
+	return err == -ENOMSG || err == -EPROTONOSUPPORT;
 }
 
 /* ---- --dump ----------------------------------------------------------- */
@@ -350,7 +361,7 @@ struct loaded {
 	char reason[256];
 };
 
-/* reads path into l->s; 0, or -1 when it could not be opened */
+/* reads path into l->s; 0, or -1 when it could not be opened or read at all */
 static int load_summary(const char *path, struct report_opts *o, struct loaded *l)
 {
 	const struct artifact_record *r;
@@ -385,6 +396,12 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		progress__update(&pg, a);
 	}
 	progress__done(&pg);
+	if (unreadable(ret)) {
+		report_read_error(a, ret);
+		artifact__close(a);
+		report_summary__exit(&l->s);
+		return -1;
+	}
 	report_summary__finish(&l->s);
 	l->s.records = artifact__records(a);
 	if (ret < 0) {

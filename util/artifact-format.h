@@ -40,7 +40,7 @@
  * CodSpeed's.
  */
 #define ARTIFACT_HEADER_MAGIC	0x184D2A5EU
-#define ARTIFACT_HEADER_SIZE	(8 + 8 + 4)
+#define ARTIFACT_HEADER_SIZE	(8 + sizeof(ARTIFACT_TOOL) - 1 + 4)
 
 /* Meta "tool" of memtrack's artifacts, and the header's */
 #define ARTIFACT_TOOL		"memtrack"

@@ -33,6 +33,9 @@ struct artifact {
 	uint64_t size;
 	struct zstd_reader z;
 
+	bool memtrack;		/* it starts with memtrack's header */
+	bool seen_meta;
+	int first_byte;		/* of the file, -1 when empty */
 	struct record_decoder dec;
 	struct artifact_record rec;
 	uint64_t records, skipped;
@@ -63,6 +66,50 @@ static int fail_corrupt(struct artifact *a, const char *fmt, ...)
 	return fail(a, -EBADMSG, a->z.frame_start);
 }
 
+static int fail_reason(struct artifact *a, int err, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail_reason(struct artifact *a, int err, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->reason, sizeof(a->reason), fmt, ap);
+	va_end(ap);
+	return fail(a, err, offset);
+}
+
+/* -ENOMSG: what was read shows that the file is not an artifact at all */
+static int fail_not_artifact(struct artifact *a, const char *why)
+{
+	const char *hint = a->first_byte == '{' ? " (JSON: 'memtrack stats' reads those)" : "";
+
+	return fail_reason(a, -ENOMSG, 0, "%s%s", why, hint);
+}
+
+static int fail_newer(struct artifact *a, uint32_t format)
+{
+	return fail_reason(a, -EPROTONOSUPPORT, 0, "it is of artifact format %u, newer than "
+			   "this memtrack reads (%u): read it with a newer memtrack",
+			   format, ARTIFACT_FORMAT);
+}
+
+/* memtrack's header, the skippable frame it starts with (artifact-format.h) */
+static void read_header(struct artifact *a)
+{
+	const struct zstd_reader *z = &a->z;
+	const unsigned char *p = z->lead + sizeof(ARTIFACT_TOOL) - 1;
+	uint32_t format;
+
+	if (z->lead_magic != ARTIFACT_HEADER_MAGIC || z->lead_len < ARTIFACT_HEADER_SIZE - 8 ||
+	    memcmp(z->lead, ARTIFACT_TOOL, sizeof(ARTIFACT_TOOL) - 1))
+		return;
+	a->memtrack = true;
+	format = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+	if (format > ARTIFACT_FORMAT)
+		fail_newer(a, format);
+}
+
 /* more decompressed bytes: > 0 added, 0 at the end of the file, or an error */
 static int fill(struct artifact *a)
 {
@@ -73,6 +120,8 @@ static int fill(struct artifact *a)
 			 ARTIFACT_MAX_RECORD);
 		return fail(a, -EBADMSG, a->z.error_offset);
 	}
+	if (err == -ENOMSG && !a->z.error_offset && !a->memtrack)
+		return fail_not_artifact(a, "it does not start with a zstd frame");
 	if (err < 0) {
 		memcpy(a->reason, a->z.reason, sizeof(a->reason));
 		return fail(a, err == -ENOMSG ? -EBADMSG : err, a->z.error_offset);
@@ -97,6 +146,33 @@ static int fail_truncated(struct artifact *a)
 	return fail(a, -EBADMSG, z->data_frame);
 }
 
+/* the end of the stream, at the end of a frame and of a record */
+static int at_end(struct artifact *a)
+{
+	if (!artifact__offset(a))
+		return fail_not_artifact(a, "the file is empty");
+	if (!a->memtrack && a->records && a->records == a->skipped)
+		return fail_not_artifact(a, "none of its records is of a type memtrack knows");
+	/* one frame holds the whole trailer: cut before it, the cut is clean */
+	if (a->memtrack && !a->seen_meta)
+		return fail_reason(a, -EBADMSG, artifact__offset(a), "the trailer is missing: "
+				   "no Meta record after the last complete zstd frame");
+	return 0;
+}
+
+/* a record is read: the trailer's Meta has the format */
+static int took_record(struct artifact *a)
+{
+	const struct artifact_record *r = &a->rec;
+
+	if (r->type != ARTIFACT_META)
+		return 1;
+	a->seen_meta = true;
+	if ((r->has & AR_HAS(AK_FORMAT)) && r->format > ARTIFACT_FORMAT)
+		return fail_newer(a, r->format);
+	return 1;
+}
+
 int artifact__next(struct artifact *a, const struct artifact_record **recp)
 {
 	struct zstd_reader *z = &a->z;
@@ -114,11 +190,13 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 			a->records++;
 			if (ret == 0) {
 				*recp = &a->rec;
-				return 1;
+				return took_record(a);
 			}
 			a->skipped++;
 			continue;
 		}
+		if (ret == MP_BAD && !a->memtrack && !z->out_base && !z->out_pos)
+			return fail_not_artifact(a, "its content is not msgpack records");
 		if (ret == MP_BAD) {
 			snprintf(a->reason, sizeof(a->reason),
 				 "%s 0x%02x at decompressed byte %" PRIu64, a->dec.bad,
@@ -131,7 +209,7 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 		if (ret == 0) {
 			if (z->in_frame || z->out_pos < z->out_len)
 				return fail_truncated(a);
-			return 0;
+			return at_end(a);
 		}
 	}
 }
@@ -140,6 +218,7 @@ int artifact__open_fd(int fd, const char *name, struct artifact **ap)
 {
 	struct artifact *a = calloc(1, sizeof(*a));
 	struct stat st;
+	int err;
 
 	if (!a)
 		return -ENOMEM;
@@ -151,6 +230,13 @@ int artifact__open_fd(int fd, const char *name, struct artifact **ap)
 		artifact__close(a);
 		return -ENOMEM;
 	}
+	err = zstd_reader__peek(&a->z);
+	if (err) {
+		artifact__close(a);
+		return err;
+	}
+	a->first_byte = a->z.zin.size ? a->z.in[0] : -1;
+	read_header(a);
 	/*
 	 * Regular files only: a read() from a pipe can block for good, and
 	 * artifact__close() waits for the thread.

@@ -35,9 +35,13 @@ void artifact__close(struct artifact *a);
 
 /*
  * 1 and *recp set: a record; 0: the end of a complete artifact; negative
- * errno: the artifact is truncated or corrupt (-EBADMSG) or could not be
- * read (-EIO...), see artifact__strerror().  After an error every call
- * returns the same error.
+ * errno, see artifact__strerror():
+ *   -EBADMSG          truncated (a frame cut short, or memtrack's trailer
+ *                     missing) or corrupt, at artifact__error_offset()
+ *   -ENOMSG           not an artifact: empty, not zstd, not msgpack maps
+ *   -EPROTONOSUPPORT  of a newer artifact format (header or Meta)
+ *   -EIO...           the file could not be read
+ * After an error every call returns the same error.
  */
 int artifact__next(struct artifact *a, const struct artifact_record **recp);
 

@@ -297,6 +297,17 @@ static unsigned int default_threads(void)
 	return cpus >= 4 ? 2 : 1;
 }
 
+/* the artifact starts with the header that says it is memtrack's */
+static void write_header(struct encoder *enc)
+{
+	unsigned char hdr[ARTIFACT_HEADER_SIZE];
+	size_t len = artifact__header(hdr);
+
+	enc->error = write_all(enc->opts.fd, hdr, len);
+	if (!enc->error)
+		enc->bytes_written = len;
+}
+
 struct encoder *encoder__new(const struct encoder_opts *opts)
 {
 	struct encoder *enc = calloc(1, sizeof(*enc));
@@ -311,6 +322,7 @@ struct encoder *encoder__new(const struct encoder_opts *opts)
 		enc->opts.window_events = DEFAULT_WINDOW_EVENTS;
 	if (!enc->opts.level)
 		enc->opts.level = DEFAULT_LEVEL;
+	write_header(enc);
 	pthread_mutex_init(&enc->lock, NULL);
 	pthread_cond_init(&enc->window_freed, NULL);
 	pthread_cond_init(&enc->window_filled, NULL);

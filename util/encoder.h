@@ -10,7 +10,8 @@
 #include "bpf/memtrack.h"
 
 /*
- * The artifact encoder: events are gathered into windows; each window is
+ * The artifact encoder: it writes the artifact's header, then events are
+ * gathered into windows; each window is
  * msgpack-encoded and compressed into one zstd frame by a worker thread and
  * appended in order.  The number of windows is fixed, so a producer that
  * outruns the workers waits in encoder__add() (and the BPF rings fill).

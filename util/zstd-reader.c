@@ -16,6 +16,7 @@
 
 #define CHUNK_SIZE	(128u << 10)	/* decompressed bytes per hand-over */
 #define NR_CHUNKS	4
+#define SKIPPABLE_HEADER	8	/* a skippable frame's magic and size */
 
 /*
  * Decompressed bytes handed from the decompressing thread to the reader,
@@ -315,6 +316,12 @@ void zstd_reader__start_thread(struct zstd_reader *z)
 	d->z = calloc(1, sizeof(*d->z));
 	if (!d->z || zstd_reader__init(d->z, z->fd, 0, 0))
 		goto fail;
+	/* the bytes read so far (zstd_reader__peek()) go on from there */
+	memcpy(d->z->in, z->in, z->zin.size);
+	d->z->zin.size = z->zin.size;
+	d->z->zin.pos = z->zin.pos;
+	d->z->in_base = z->in_base;
+	d->z->eof = z->eof;
 	if (pthread_mutex_init(&d->lock, NULL))
 		goto fail;
 	if (pthread_cond_init(&d->cond, NULL)) {
@@ -371,6 +378,31 @@ void zstd_reader__exit(struct zstd_reader *z)
 	free(z->in);
 	free(z->out);
 	memset(z, 0, sizeof(*z));
+}
+
+static uint32_t load_le32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+int zstd_reader__peek(struct zstd_reader *z)
+{
+	int err = read_input(z);
+	size_t size;
+
+	if (err || z->zin.size < SKIPPABLE_HEADER)
+		return err;
+	if ((load_le32(z->in) & ZSTD_MAGIC_SKIPPABLE_MASK) != ZSTD_MAGIC_SKIPPABLE_START)
+		return 0;
+	z->lead_magic = load_le32(z->in);
+	size = load_le32(z->in + 4);
+	z->lead_len = z->zin.size - SKIPPABLE_HEADER;
+	if (z->lead_len > size)
+		z->lead_len = size;
+	if (z->lead_len > sizeof(z->lead))
+		z->lead_len = sizeof(z->lead);
+	memcpy(z->lead, z->in + SKIPPABLE_HEADER, z->lead_len);
+	return 0;
 }
 
 int zstd_reader__fill(struct zstd_reader *z)

@@ -41,6 +41,11 @@ struct zstd_reader {
 
 	struct zstd_decompressor *dec;	/* NULL: fill() decompresses */
 
+	/* the skippable frame the file starts with, if any: its magic and payload */
+	uint32_t lead_magic;
+	unsigned char lead[16];
+	size_t lead_len;
+
 	/* after an error: why, and the file offset of the frame that broke */
 	uint64_t error_offset;
 	char reason[256];
@@ -48,6 +53,11 @@ struct zstd_reader {
 
 /* 0 or -ENOMEM; the fd stays the caller's */
 int zstd_reader__init(struct zstd_reader *z, int fd, size_t cap, size_t max_cap);
+/*
+ * Reads the first bytes of the file, and the skippable frame they start
+ * with (lead_magic, lead): writers put there what the file is.  0 or -errno.
+ */
+int zstd_reader__peek(struct zstd_reader *z);
 /* decompresses on a thread from now on; without one, fill() does */
 void zstd_reader__start_thread(struct zstd_reader *z);
 void zstd_reader__exit(struct zstd_reader *z);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# report: truncated, corrupt, empty and missing artifacts; usage errors
+# report: truncated, killed, corrupt, empty, missing and non-artifact files; usage errors
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
@@ -24,15 +24,34 @@ test_truncated() {
 	expect_eq "dump prints the records before" 7 "$(wc -l <"$tmp/out")"
 }
 
-test_garbage() {
-	expect_eq "garbage exits 1" 1 "$(status "$MEMTRACK" report "$tmp/garbage.msgpack")"
-	if grep -q "is truncated after 0 records (byte 0): not a zstd frame" "$tmp/err"; then
-		pass "garbage message"; else fail "garbage message" "$(cat "$tmp/err")"; fi
+# cut at the end of a frame, before the trailer: a run that was killed
+test_killed() {
+	local a=$tmp/killed.msgpack
+	expect_eq "killed exits 1" 1 "$(status "$MEMTRACK" report --json "$a")"
+	expect_eq "killed: json says truncated" true "$(json_get "$tmp/out" .truncated)"
+	expect_eq "killed: events read" 7 "$(json_get "$tmp/out" .error.records)"
+	expect_eq "killed: where" "$(stat -c %s "$a")" "$(json_get "$tmp/out" .error.offset)"
+	if grep -q "^error: '$a' is truncated after 7 records (byte [0-9]*): the trailer is missing" \
+		"$tmp/err"; then
+		pass "killed message"; else fail "killed message" "$(cat "$tmp/err")"; fi
 }
 
-test_empty_and_missing() {
-	expect_eq "empty artifact is fine" 0 "$(status "$MEMTRACK" report --json "$tmp/empty.msgpack")"
-	expect_eq "empty: no records" 0 "$(json_get "$tmp/out" .records)"
+test_not_artifacts() {
+	expect_eq "garbage exits 1" 1 "$(status "$MEMTRACK" report "$tmp/garbage.msgpack")"
+	if grep -q "^error: '$tmp/garbage.msgpack' is not a memtrack artifact: it does not start with a zstd frame$" "$tmp/err"; then
+		pass "garbage message"; else fail "garbage message" "$(cat "$tmp/err")"; fi
+	expect_eq "garbage: no report" 0 "$(wc -c <"$tmp/out")"
+	expect_eq "JSON lines exit 1" 1 "$(status "$MEMTRACK" report --json "$tmp/run.jsonl")"
+	if grep -q "^error: '$tmp/run.jsonl' is not a memtrack artifact: .*'memtrack stats' reads those" "$tmp/err"; then
+		pass "JSON lines message"; else fail "JSON lines message" "$(cat "$tmp/err")"; fi
+	expect_eq "JSON lines: no report" 0 "$(wc -c <"$tmp/out")"
+	expect_eq "empty file exits 1" 1 "$(status "$MEMTRACK" report --json "$tmp/empty.msgpack")"
+	if grep -q "^error: '$tmp/empty.msgpack' is not a memtrack artifact: the file is empty$" "$tmp/err"; then
+		pass "empty file message"; else fail "empty file message" "$(cat "$tmp/err")"; fi
+	expect_eq "empty --dump exits 1" 1 "$(status "$MEMTRACK" report --dump "$tmp/empty.msgpack")"
+}
+
+test_missing() {
 	expect_eq "missing exits 1" 1 "$(status "$MEMTRACK" report "$tmp/nope.msgpack")"
 	if grep -q "^error: cannot open artifact '$tmp/nope.msgpack': No such file or directory" "$tmp/err"; then
 		pass "missing message"; else fail "missing message" "$(cat "$tmp/err")"; fi
@@ -53,7 +72,8 @@ test_usage() {
 }
 
 test_truncated
-test_garbage
-test_empty_and_missing
+test_killed
+test_not_artifacts
+test_missing
 test_usage
 finish

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "check.h"
 #include "util/encoder.h"
@@ -100,6 +101,49 @@ static inline int test_write_bytes(const char *path, const void *buf, size_t len
 		return -errno;
 	err = write_all(fd, buf, len);
 	close(fd);
+	return err;
+}
+
+/* compresses buf as frames of chunk bytes each: records cut across frames */
+static inline int test_write_chunked(const char *path, const void *buf, size_t len,
+				     size_t chunk)
+{
+	size_t cap = ZSTD_compressBound(len) + (len / chunk + 1) * 32, zlen = 0, pos;
+	unsigned char *z = malloc(cap);
+	int err;
+
+	if (!z)
+		return -ENOMEM;
+	for (pos = 0; pos < len; pos += chunk) {
+		size_t n = len - pos < chunk ? len - pos : chunk;
+		size_t r = ZSTD_compress(z + zlen, cap - zlen, (const char *)buf + pos, n, 1);
+
+		if (ZSTD_isError(r)) {
+			free(z);
+			return -EINVAL;
+		}
+		zlen += r;
+	}
+	err = test_write_bytes(path, z, zlen);
+	free(z);
+	return err;
+}
+
+/* an artifact as CodSpeed's memtrack writes it: events only, no header, one frame */
+static inline int test_write_codspeed(const char *path, const struct mt_alloc_event *ev,
+				      size_t n)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	size_t i;
+	int err;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 0; i < n; i++)
+		pack_alloc_event(&pk, &ev[i]);
+	err = test_write_chunked(path, sb.data, sb.size, sb.size + 1);
+	msgpack_sbuffer_destroy(&sb);
 	return err;
 }
 
