@@ -53,19 +53,6 @@ static int fail(struct artifact *a, int err, uint64_t offset)
 	return err;
 }
 
-static int fail_corrupt(struct artifact *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int fail_corrupt(struct artifact *a, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(a->reason, sizeof(a->reason), fmt, ap);
-	va_end(ap);
-	return fail(a, -EBADMSG, a->z.frame_start);
-}
-
 static int fail_reason(struct artifact *a, int err, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -115,21 +102,17 @@ static int fill(struct artifact *a)
 {
 	int err = zstd_reader__fill(&a->z);
 
-	if (err == -E2BIG) {
-		snprintf(a->reason, sizeof(a->reason), "a record is larger than %u bytes",
-			 ARTIFACT_MAX_RECORD);
-		return fail(a, -EBADMSG, a->z.error_offset);
-	}
+	if (err == -E2BIG)
+		return fail_reason(a, -EBADMSG, a->z.error_offset,
+				   "a record is larger than %u bytes", ARTIFACT_MAX_RECORD);
 	if (err == -ENOMSG && !a->z.error_offset && !a->memtrack)
 		return fail_not_artifact(a, "it does not start with a zstd frame");
 	if (err < 0) {
 		memcpy(a->reason, a->z.reason, sizeof(a->reason));
 		return fail(a, err == -ENOMSG ? -EBADMSG : err, a->z.error_offset);
 	}
-	if (record_decoder__reserve(&a->dec, a->z.out_cap)) {
-		snprintf(a->reason, sizeof(a->reason), "out of memory");
-		return fail(a, -ENOMEM, a->z.frame_start);
-	}
+	if (record_decoder__reserve(&a->dec, a->z.out_cap))
+		return fail_reason(a, -ENOMEM, a->z.frame_start, "out of memory");
 	return err;
 }
 
@@ -138,12 +121,11 @@ static int fail_truncated(struct artifact *a)
 	const struct zstd_reader *z = &a->z;
 
 	if (z->in_frame)
-		return fail_corrupt(a, "the last zstd frame is incomplete (%" PRIu64
-				    " bytes of it present)",
-				    z->in_base + z->zin.size - z->frame_start);
-	fail_corrupt(a, "the stream ends inside a record (%zu bytes of it present)",
-		     z->out_len - z->out_pos);
-	return fail(a, -EBADMSG, z->data_frame);
+		return fail_reason(a, -EBADMSG, z->frame_start, "the last zstd frame is "
+				   "incomplete (%" PRIu64 " bytes of it present)",
+				   z->in_base + z->zin.size - z->frame_start);
+	return fail_reason(a, -EBADMSG, z->data_frame, "the stream ends inside a record "
+			   "(%zu bytes of it present)", z->out_len - z->out_pos);
 }
 
 /* the end of the stream, at the end of a frame and of a record */
@@ -197,12 +179,10 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 		}
 		if (ret == MP_BAD && !a->memtrack && !z->out_base && !z->out_pos)
 			return fail_not_artifact(a, "its content is not msgpack records");
-		if (ret == MP_BAD) {
-			snprintf(a->reason, sizeof(a->reason),
-				 "%s 0x%02x at decompressed byte %" PRIu64, a->dec.bad,
-				 a->dec.bad_byte, z->out_base + z->out_pos);
-			return fail(a, -EBADMSG, z->data_frame);
-		}
+		if (ret == MP_BAD)
+			return fail_reason(a, -EBADMSG, z->data_frame,
+					   "%s 0x%02x at decompressed byte %" PRIu64, a->dec.bad,
+					   a->dec.bad_byte, z->out_base + z->out_pos);
 		ret = fill(a);
 		if (ret < 0)
 			return ret;
