@@ -124,8 +124,9 @@ static bool unreadable(int err)
 
 /* ---- --dump ----------------------------------------------------------- */
 
-static int cmd_dump(const char *path, const struct report_opts *o)
+static int cmd_dump(const char *const *paths, struct report_opts *o)
 {
+	const char *path = paths[0];
 	const struct artifact_record *r;
 	struct progress pg;
 	struct artifact *a;
@@ -1250,8 +1251,9 @@ static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
 	return o;
 }
 
-static int cmd_diff(const char *bpath, const char *hpath, struct report_opts *o)
+static int cmd_diff(const char *const *paths, struct report_opts *o)
 {
+	const char *bpath = paths[0], *hpath = paths[1];
 	struct loaded base, head;
 	struct site_diff sd;
 	int ret = 0;
@@ -1280,8 +1282,9 @@ static int cmd_diff(const char *bpath, const char *hpath, struct report_opts *o)
 
 /* ---- --flamegraph ----------------------------------------------------------- */
 
-static int cmd_flamegraph(const char *path, struct report_opts *o)
+static int cmd_flamegraph(const char *const *paths, struct report_opts *o)
 {
+	const char *path = paths[0];
 	struct report_folded *f = NULL;
 	struct loaded l;
 	size_t i, n = 0;
@@ -1306,8 +1309,9 @@ static int cmd_flamegraph(const char *path, struct report_opts *o)
 
 /* ---- the command -------------------------------------------------------- */
 
-static int cmd_summary(const char *path, struct report_opts *o)
+static int cmd_summary(const char *const *paths, struct report_opts *o)
 {
+	const char *path = paths[0];
 	struct loaded l;
 	int ret = 0;
 
@@ -1325,31 +1329,102 @@ static int cmd_summary(const char *path, struct report_opts *o)
 	return ret ? 1 : 0;
 }
 
-/* errors in the combination of options, after parsing */
-static const char *check_options(const struct report_opts *o, int argc)
+/* ---- modes: what report prints, and the options that go with each ---------- */
+
+/* the options that some modes take and others do not */
+enum report_opt {
+	RO_JSON, RO_TIMELINE, RO_PID, RO_COMM, RO_CHILDREN, RO_TIME,
+	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_MAX,
+};
+
+#define RO(o)		(1u << RO_##o)
+#define RO_FILTERS	(RO(PID) | RO(COMM) | RO(CHILDREN) | RO(TIME))
+#define RO_SITES	(RO(SORT) | RO(TOP) | RO(DEPTH))
+
+static const char *const report_opt_names[RO_MAX] = {
+	[RO_JSON] = "--json", [RO_TIMELINE] = "--timeline", [RO_PID] = "--pid",
+	[RO_COMM] = "--comm", [RO_CHILDREN] = "--children", [RO_TIME] = "--time",
+	[RO_SORT] = "--sort", [RO_TOP] = "--top", [RO_DEPTH] = "--stack-depth",
+	[RO_WEIGHT] = "--weight",
+};
+
+struct report_mode {
+	const char *option;		/* that picks it; NULL: the default */
+	size_t picked;			/* offsetof() its bool in report_opts */
+	const char *does;		/* for messages: "--dump <does>" */
+	int artifacts;			/* how many it reads */
+	unsigned int takes;		/* RO() of the options it takes */
+	int (*run)(const char *const *paths, struct report_opts *o);
+};
+
+#define MODE(opt, field)	opt, offsetof(struct report_opts, field)
+
+static const struct report_mode report_modes[] = {
+	{ NULL, 0, "prints the summary", 1,
+	  RO(JSON) | RO(TIMELINE) | RO_FILTERS | RO_SITES, cmd_summary },
+	{ MODE("--dump", dump), "prints every record", 1, 0, cmd_dump },
+	{ MODE("--diff", diff), "compares two artifacts", 2,
+	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES, cmd_diff },
+	{ MODE("--flamegraph", flamegraph), "prints every stack", 1,
+	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
+};
+
+/* the mode the options pick: 0, or -1 after an error when they pick several */
+static int pick_mode(const struct report_opts *o, const struct report_mode **modep)
 {
-	if (o->dump && (o->json || o->diff || o->timeline || o->flamegraph))
-		return "--dump cannot be used with --json, --diff, --timeline or --flamegraph";
-	if (o->dump && (o->pids || o->comm || o->time))
-		return "--dump prints every record; --pid, --comm and --time do not apply";
-	if (o->dump && (o->sort || o->top_arg || o->depth_arg))
-		return "--dump prints every record; --sort, --top and --stack-depth do not apply";
-	if (o->flamegraph && (o->json || o->diff || o->timeline))
-		return "--flamegraph cannot be used with --json, --diff or --timeline";
-	if (o->flamegraph && (o->sort || o->top_arg))
-		return "--flamegraph writes every stack; --sort and --top do not apply";
-	if (o->weight && !o->flamegraph)
-		return "--weight needs --flamegraph";
-	if (o->diff && (o->pids || o->children || o->timeline))
-		return "--diff cannot be used with --pid, --children or --timeline";
+	const struct report_mode *mode = &report_modes[0], *m;
+
+	for (m = report_modes; m < report_modes + ARRAY_SIZE(report_modes); m++) {
+		if (!m->option || !*(const bool *)((const char *)o + m->picked))
+			continue;
+		if (mode->option)
+			return error("%s and %s cannot be used together", mode->option, m->option);
+		mode = m;
+	}
+	*modep = mode;
+	return 0;
+}
+
+/* an option given that the mode does not take */
+static int option_not_taken(const struct report_mode *mode, enum report_opt opt)
+{
+	const struct report_mode *m = report_modes;
+
+	if (mode->option)
+		return error("%s %s: %s does not apply", mode->option, mode->does,
+			     report_opt_names[opt]);
+	while (!(m->takes & (1u << opt)))
+		m++;
+	return error("%s needs %s", report_opt_names[opt], m->option);
+}
+
+/* the mode of the options: 0, or -1 after an error in their combination */
+static int check_options(const struct report_opts *o, int argc,
+			 const struct report_mode **modep)
+{
+	const bool given[RO_MAX] = {
+		[RO_JSON] = o->json, [RO_TIMELINE] = o->timeline, [RO_PID] = o->pids,
+		[RO_COMM] = o->comm, [RO_CHILDREN] = o->children, [RO_TIME] = o->time,
+		[RO_SORT] = o->sort, [RO_TOP] = o->top_arg, [RO_DEPTH] = o->depth_arg,
+		[RO_WEIGHT] = o->weight,
+	};
+	const struct report_mode *mode = report_modes;
+	unsigned int i;
+
+	if (pick_mode(o, &mode))
+		return -1;
+	for (i = 0; i < RO_MAX; i++)
+		if (given[i] && !(mode->takes & (1u << i)))
+			return option_not_taken(mode, i);
 	if (o->children && !o->pids && !o->comm)
-		return "--children needs --pid or --comm";
-	if (o->diff && argc != 2)
-		return "--diff needs two artifacts: <base> <head>";
-	if (!o->diff && argc != 1)
-		return argc ? "one artifact at a time (or --diff <base> <head>)" :
-			      "which artifact? e.g. memtrack report 1234.MemtrackArtifact.msgpack";
-	return NULL;
+		return error("--children needs --pid or --comm");
+	if (mode->artifacts == 2 && argc != 2)
+		return error("%s needs two artifacts: <base> <head>", mode->option);
+	if (mode->artifacts == 1 && argc != 1)
+		return error(argc ? "one artifact at a time (or --diff <base> <head>)" :
+			     "which artifact? e.g. memtrack report 1234.MemtrackArtifact.msgpack");
+	*modep = mode;
+	return 0;
 }
 
 /* a count for --top or --stack-depth */
@@ -1424,15 +1499,12 @@ int cmd_report(int argc, const char **argv)
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END(),
 	};
-	const char *why;
+	const struct report_mode *mode = report_modes;
 	int ret;
 
 	argc = parse_options(argc, argv, options, usage, 0);
-	why = check_options(&o, argc);
-	if (why) {
-		error("%s", why);
+	if (check_options(&o, argc, &mode))
 		usage_with_options(usage, options);
-	}
 	if (o.time && parse_time_range(o.time, &o.filter))
 		usage_with_options(usage, options);
 	if (o.pids && parse_report_pids(&o))
@@ -1440,14 +1512,7 @@ int cmd_report(int argc, const char **argv)
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
 
-	if (o.dump)
-		ret = cmd_dump(argv[0], &o);
-	else if (o.diff)
-		ret = cmd_diff(argv[0], argv[1], &o);
-	else if (o.flamegraph)
-		ret = cmd_flamegraph(argv[0], &o);
-	else
-		ret = cmd_summary(argv[0], &o);
+	ret = mode->run(argv, &o);
 	free(o.selected);
 	free(o.pid_list);
 	return ret;

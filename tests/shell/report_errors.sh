@@ -71,9 +71,38 @@ test_usage() {
 	expect_eq "--diff with one" 129 "$(status "$MEMTRACK" report --diff x)"
 }
 
+# usage_error <what the first line says> <report arguments...>: exit 129 and that line
+usage_error() {
+	local want=$1
+	shift
+	expect_eq "report $* exits 129" 129 "$(status "$MEMTRACK" report "$@")"
+	expect_eq "report $*" "error: $want" "$(head -1 "$tmp/err")"
+}
+
+# the modes (summary, --dump, --diff, --flamegraph) and the options each takes
+test_modes() {
+	usage_error "--dump and --flamegraph cannot be used together" --dump --flamegraph x
+	usage_error "--diff and --flamegraph cannot be used together" --flamegraph --diff x y
+	usage_error "--dump prints every record: --pid does not apply" --dump --pid 1 x
+	usage_error "--dump prints every record: --stack-depth does not apply" --dump --stack-depth 2 x
+	usage_error "--diff compares two artifacts: --timeline does not apply" --diff --timeline t.png x y
+	usage_error "--diff compares two artifacts: --children does not apply" --diff --comm c --children x y
+	usage_error "--flamegraph prints every stack: --json does not apply" --flamegraph --json x
+	usage_error "--flamegraph prints every stack: --top does not apply" --flamegraph --top 3 x
+	usage_error "--weight needs --flamegraph" --weight count x
+	usage_error "--children needs --pid or --comm" --flamegraph --children x
+	usage_error "--diff needs two artifacts: <base> <head>" --diff --json x
+	usage_error "one artifact at a time (or --diff <base> <head>)" --json x y
+	expect_eq "--diff takes --comm and --sort" 1 \
+		"$(status "$MEMTRACK" report --diff --comm c --sort peak /nonexistent/x y)"
+	expect_eq "--flamegraph takes --pid and --children" 1 \
+		"$(status "$MEMTRACK" report --flamegraph --pid 1 --children /nonexistent/x)"
+}
+
 test_truncated
 test_killed
 test_not_artifacts
 test_missing
 test_usage
+test_modes
 finish
