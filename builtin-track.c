@@ -39,7 +39,6 @@
 #include "util/usage.h"
 #include "util/util.h"
 
-#define ARTIFACT_FORMAT		1
 #define DEFAULT_EVENTS_RING	(8ULL << 20)
 #define DEFAULT_STACKS_RING	(8ULL << 20)
 #define DEFAULT_HEAP_RING	(1ULL << 20)
@@ -927,36 +926,20 @@ static void run_attached(struct track_session *s)
 
 static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 {
-	msgpack_pack_map(pk, s->attach ? 11 : 10);
-	if (s->attach) {
-		/* allocations made before attaching are unknown to this artifact */
-		pack_key(pk, "attached");
-		msgpack_pack_true(pk);
-	}
-	pack_key(pk, "type");
-	pack_str(pk, "Meta");
-	pack_key(pk, "format");
-	msgpack_pack_int(pk, ARTIFACT_FORMAT);
-	pack_key(pk, "tool");
-	pack_str(pk, "memtrack");
-	pack_key(pk, "version");
-	pack_str(pk, memtrack_version_string);
-	pack_key(pk, "command");
-	pack_str(pk, s->command);
-	pack_key(pk, "root_pid");
-	msgpack_pack_int32(pk, s->root_pid);
-	pack_key(pk, "start");
-	msgpack_pack_uint64(pk, s->start_ns);
-	pack_key(pk, "end");
-	msgpack_pack_uint64(pk, s->end_ns);
-	pack_key(pk, "drops");
-	msgpack_pack_map(pk, 2);
-	pack_key(pk, "events");
-	msgpack_pack_uint64(pk, s->event_drops);
-	pack_key(pk, "stacks");
-	msgpack_pack_uint64(pk, s->stack_drops);
-	pack_key(pk, "exit_code");
-	msgpack_pack_int32(pk, s->status);
+	struct artifact_record run = { 0 };
+
+	artifact_record__set_version(&run, memtrack_version_string);
+	artifact_record__set_command(&run, s->command);
+	artifact_record__set_root_pid(&run, s->root_pid);
+	artifact_record__set_start(&run, s->start_ns);
+	artifact_record__set_end(&run, s->end_ns);
+	artifact_record__set_drops(&run, (struct artifact_drops){
+		.events = s->event_drops, .stacks = s->stack_drops });
+	artifact_record__set_exit_code(&run, s->status);
+	/* allocations made before attaching are unknown to this artifact */
+	if (s->attach)
+		artifact_record__set_attached(&run, true);
+	artifact__pack_meta(pk, &run);
 }
 
 static void pack_trailer(msgpack_packer *pk, void *arg)
@@ -1040,20 +1023,6 @@ static int finish_pipeline(struct track_session *s)
 	return ret ? ret : err;
 }
 
-static const char *human_bytes(uint64_t n, char *buf, size_t size)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = n;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-	return buf;
-}
-
 /* -v: what the dwarf unwinding did */
 static void print_unwind_stats(struct track_session *s)
 {
@@ -1074,8 +1043,8 @@ static size_t preload_processes(const struct proc_table *pt)
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < pt->cap; i++)
-		n += pt->slots[i].pid && pt->slots[i].mode && pt->slots[i].mode != MT_MODE_BPF;
+	for (i = 0; i < pt->count; i++)
+		n += pt->procs[i].mode && pt->procs[i].mode != MT_MODE_BPF;
 	return n;
 }
 

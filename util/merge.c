@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "merge.h"
-#include "report-map.h"
+#include "u64-map.h"
 #include "util.h"
 
 #define NO_BOUND	UINT64_MAX
@@ -47,7 +47,7 @@ struct merger {
 	struct merge_ops ops;
 	struct merge_proc **procs;	/* live and exited, until drained */
 	size_t nprocs, procs_cap;
-	struct report_u64map *by_pid;	/* pid -> index + 1 in procs of the live entry, 0: none */
+	struct u64_map by_pid;		/* pid -> index + 1 in procs of the live entry, 0: none */
 	uint64_t bpf_bound;
 	uint64_t seen_at;		/* this pass's start: rings seen empty are bound by it */
 	bool all;			/* this pass drains everything, bounds or not */
@@ -64,11 +64,6 @@ struct merger *merger__new(const struct merge_ops *ops)
 	if (!m)
 		return NULL;
 	m->ops = *ops;
-	m->by_pid = report_u64map__new();
-	if (!m->by_pid) {
-		free(m);
-		return NULL;
-	}
 	return m;
 }
 
@@ -102,13 +97,13 @@ void merger__delete(struct merger *m)
 		free_proc(m, m->procs[i]);
 	free(m->procs);
 	free(m->heap);
-	report_u64map__delete(m->by_pid);
+	u64_map__exit(&m->by_pid);
 	free(m);
 }
 
 struct merge_proc *merger__proc(struct merger *m, int32_t pid)
 {
-	uint64_t *slot = report_u64map__get(m->by_pid, (uint32_t)pid);
+	uint64_t *slot = u64_map__get(&m->by_pid, (uint32_t)pid);
 	struct merge_proc *p;
 
 	if (!slot)
@@ -182,7 +177,7 @@ void merger__set_bpf_bound(struct merger *m, uint64_t bound)
 
 void merger__exited(struct merger *m, int32_t pid)
 {
-	uint64_t *slot = report_u64map__get(m->by_pid, (uint32_t)pid);
+	uint64_t *slot = u64_map__get(&m->by_pid, (uint32_t)pid);
 
 	if (!slot || !*slot)
 		return;
@@ -415,7 +410,7 @@ static void forget_done(struct merger *m)
 		}
 		m->procs[kept++] = p;
 		if (!p->exited)
-			*report_u64map__get(m->by_pid, (uint32_t)p->pid) = kept;
+			*u64_map__get(&m->by_pid, (uint32_t)p->pid) = kept;
 	}
 	m->nprocs = kept;
 }

@@ -37,4 +37,7 @@ int grow_array(void **p, size_t *cap, size_t need, size_t size);
  */
 void term_puts(const char *s, FILE *out);
 
+/* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
+const char *human_bytes(uint64_t n, char *buf, size_t size);
+
 #endif
