@@ -36,6 +36,7 @@
 #include "util/shim-host.h"
 #include "util/stack-ids.h"
 #include "util/spawn.h"
+#include "util/stop-mirror.h"
 #include "util/usage.h"
 #include "util/util.h"
 
@@ -106,6 +107,7 @@ struct track_session {
 	uint64_t heap_size;		/* of the live rings, as the last ring_open row said */
 	unsigned int refused;		/* processes --backend preload could not take */
 	unsigned int corrupt;		/* processes whose ring broke the rules */
+	struct stop_mirror *mirror;	/* parents that stop when their child is held */
 	struct pstats *stats;
 	struct encoder *enc;
 	struct poller events;
@@ -431,6 +433,7 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 {
 	struct code_scan scan;
 
+	stop_mirror__held(s->mirror, e->pid);
 	if (e->exit_code == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
 	probe_process(s, e->pid, &scan);
@@ -440,6 +443,7 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	else if (s->sym && e->exit_code == MT_NEW_CODE_MMAP)
 		symbolizer__snapshot(s->sym, e->pid);
 	bpf_track__resume_attached(s->bpf, e->pid);
+	stop_mirror__resumed(s->mirror, e->pid, now_ns());
 }
 
 /* a shim says hello: its process takes the shim, unless it cannot serve it */
@@ -648,6 +652,8 @@ static void on_events_tick(void *ctx)
 		 before.prod - before.cons : after.prod - after.cons;
 	write_heap_rows(s, &k, &after);
 	encoder__flush_older(s->enc, WINDOW_MAX_AGE_NS);
+	if (stop_mirror__tick(s->mirror, now_ns()))
+		pr_debug("resumed a parent that stopped with its held child\n");
 }
 
 static void on_events_fd(void *ctx, int fd, uint32_t events)
@@ -760,7 +766,8 @@ static void start_shim_host(struct track_session *s)
 	int err;
 
 	s->merger = merger__new(&mops);
-	if (!s->merger)
+	s->mirror = stop_mirror__new();
+	if (!s->merger || !s->mirror)
 		die("cannot start the merger: out of memory");
 	if (s->backend == BACKEND_BPF)
 		return;
@@ -1353,6 +1360,7 @@ int cmd_track(int argc, const char **argv)
 	close(s.guardian_fd);
 	encoder__delete(s.enc);
 	merger__delete(s.merger);
+	stop_mirror__delete(s.mirror);
 	free(s.waits.pids);
 	stack_ids__delete(s.stack_ids);
 	resolver__delete(s.resolver);
