@@ -104,7 +104,7 @@ struct track_session {
 	struct shim_host *host;
 	struct merger *merger;
 	struct heap_waits waits;
-	uint64_t heap_size;		/* of the live rings, as the last ring_open row said */
+	uint64_t heap_size;		/* the most the live rings ever had: the last ring_open row */
 	unsigned int refused;		/* processes --backend preload could not take */
 	unsigned int corrupt;		/* processes whose ring broke the rules */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
@@ -623,7 +623,11 @@ static void write_heap_rows(struct track_session *s, const struct ring_tick *k,
 	}
 	if (!s->stats)
 		return;
-	if (after->size != s->heap_size && after->size) {
+	/*
+	 * The rings come and go with threads: the size said is the most there
+	 * ever was, so that a row's fill is against a size the rows all had.
+	 */
+	if (after->size > s->heap_size) {
 		s->heap_size = after->size;
 		pstats__ring_open(s->stats, "heap", after->size, after->size);
 	}

@@ -483,6 +483,10 @@ void merger__stats(struct merger *m, struct merge_stats *st)
 			struct shim_ring *r = &p->rings[j]->ring;
 			uint64_t prod = shim_ring__prod(r);
 
+			/* a producer waiting for room has reserved beyond it: not written */
+			if (prod - r->cons > r->size)
+				prod = r->cons + r->size;
+
 			st->prod += prod;
 			st->cons += r->cons;
 			st->size += r->size;
