@@ -24,6 +24,7 @@
 #include "builtin.h"
 #include "util/bpf_track.h"
 #include "util/encoder.h"
+#include "util/out-file.h"
 #include "util/parse-options.h"
 #include "util/pipeline-stats.h"
 #include "util/poller.h"
@@ -95,6 +96,7 @@ struct track_session {
 	pid_t *attach;			/* -p: the pids, NULL when we run a command */
 	int nattach;
 	struct run_as run_as;
+	int out_dirfd;			/* -o, opened once */
 	int artifact_fd;
 	char artifact_path[PATH_MAX];
 	const char *libc_path;
@@ -211,26 +213,27 @@ static const char *stats_path_from_env(void)
 	return path && *path ? path : NULL;
 }
 
-static void chown_to_user(const struct run_as *as, const char *path)
-{
-	if (as->set && path && chown(path, as->uid, as->gid))
-		warning("cannot give '%s' to uid %u: %s", path,
-			(unsigned int)as->uid, strerror(errno));
-}
-
+/* as the invoking user under sudo: see util/out-file.h */
 static void prepare_output_dir(struct track_session *s)
 {
-	struct stat st;
-	bool existed = !stat(opts.output_dir, &st);
-	int err = mkdir_p(opts.output_dir, 0755);
+	char why[OUT_WHY_MAX];
 
-	if (err)
-		die("cannot create output directory '%s': %s", opts.output_dir,
-		    strerror(-err));
-	if (access(opts.output_dir, W_OK | X_OK))
-		die_errno("output directory '%s' is not writable", opts.output_dir);
-	if (!existed)
-		chown_to_user(&s->run_as, opts.output_dir);
+	s->out_dirfd = out_dir__open(&s->run_as, opts.output_dir, true, why);
+	if (s->out_dirfd < 0)
+		die("cannot create output directory '%s': %s", opts.output_dir, why);
+}
+
+static void create_stats_file(struct track_session *s)
+{
+	char why[OUT_WHY_MAX];
+	int fd;
+
+	fd = out_file__create_path(&s->run_as, opts.stats_path, OUT_REPLACE, why);
+	if (fd < 0)
+		die("failed to create memtrack stats file '%s': %s", opts.stats_path, why);
+	s->stats = pstats__create(fd, opts.stats_path);
+	if (!s->stats)
+		die("out of memory");
 }
 
 /* BPF sees the initial namespace's pids; memtrack's own must be the same */
@@ -277,21 +280,21 @@ static void load_bpf(struct track_session *s)
 		    "with a reference counter? see dmesg)" : "");
 }
 
+/* a new file: an artifact never replaces one (pids come round again) */
 static void open_artifact(struct track_session *s)
 {
-	snprintf(s->artifact_path, sizeof(s->artifact_path),
-		 "%s/%d.MemtrackArtifact.msgpack", opts.output_dir, s->root_pid);
-	s->artifact_fd = open(s->artifact_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-	if (s->artifact_fd < 0) {
-		int err = errno;
+	char name[64], why[OUT_WHY_MAX];
 
+	snprintf(name, sizeof(name), "%d.MemtrackArtifact.msgpack", s->root_pid);
+	snprintf(s->artifact_path, sizeof(s->artifact_path), "%s/%s", opts.output_dir, name);
+	s->artifact_fd = out_file__create(&s->run_as, s->out_dirfd, name, OUT_NEW, why);
+	if (s->artifact_fd < 0) {
 		if (!s->attach)
 			spawn__abort(&s->child);
-		errno = err;
-		die_errno("cannot create artifact '%s'", s->artifact_path);
+		die("cannot create artifact '%s': %s", s->artifact_path, why);
 	}
-	chown_to_user(&s->run_as, s->artifact_path);
+	close(s->out_dirfd);
+	s->out_dirfd = -1;
 }
 
 /*
@@ -863,7 +866,7 @@ int cmd_track(int argc, const char **argv)
 			    "check that the BPF programs load here, and exit"),
 		OPT_END()
 	};
-	struct track_session s = { .artifact_fd = -1, .guardian_fd = -1 };
+	struct track_session s = { .out_dirfd = -1, .artifact_fd = -1, .guardian_fd = -1 };
 	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char **cmd_argv;
 	uint32_t prog_ids[16];
@@ -908,12 +911,8 @@ int cmd_track(int argc, const char **argv)
 	/* the stats file comes first, before anything needs privilege */
 	if (!opts.stats_path)
 		opts.stats_path = stats_path_from_env();
-	if (opts.stats_path) {
-		s.stats = pstats__create(opts.stats_path);
-		if (!s.stats)
-			die_errno("failed to create memtrack stats file '%s'", opts.stats_path);
-		chown_to_user(&s.run_as, opts.stats_path);
-	}
+	if (opts.stats_path)
+		create_stats_file(&s);
 	prepare_output_dir(&s);
 	check_pid_namespace();
 	/* a command that dies before its start must not kill us through the go pipe */

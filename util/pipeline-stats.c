@@ -22,15 +22,10 @@ struct pstats {
 	bool failed;
 };
 
-struct pstats *pstats__create(const char *path)
+struct pstats *pstats__create(int fd, const char *path)
 {
-	struct pstats *ps;
-	int fd;
+	struct pstats *ps = calloc(1, sizeof(*ps));
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return NULL;
-	ps = calloc(1, sizeof(*ps));
 	if (!ps || !(ps->fp = fdopen(fd, "w")) || !(ps->path = strdup(path))) {
 		if (ps && ps->fp)
 			fclose(ps->fp);

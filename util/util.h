@@ -16,9 +16,6 @@ uint64_t now_ns(void);
 /* memtrack's own resident set size in bytes, 0 if unknown */
 uint64_t self_rss_bytes(void);
 
-/* mkdir -p; returns 0 or -errno */
-int mkdir_p(const char *path, mode_t mode);
-
 /* write() all of buf, retrying on EINTR and short writes; 0 or -errno */
 int write_all(int fd, const void *buf, size_t len);
 
