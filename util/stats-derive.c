@@ -37,7 +37,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 struct stats_file *stats_file__new(const char *path)
 {
 	struct stats_file *sf = calloc(1, sizeof(*sf));
-	struct stats_timeline *tl;
+	struct timeline *tl;
 
 	if (!sf)
 		return NULL;
@@ -47,14 +47,14 @@ struct stats_file *stats_file__new(const char *path)
 		return NULL;
 	}
 	tl = &sf->timeline;
-	stats_timeline__init(tl, STATS_BIN_NS, STATS_MAX_BINS);
+	timeline__init(tl, STATS_BIN_NS, STATS_MAX_BINS);
 	/* no bins are allocated yet, so none of these can fail */
-	stats_timeline__add_series(tl, &sf->resolve_busy, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->encode_busy, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->encode_in, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->encode_out, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->in_flight, STATS_MERGE_MAX);
-	stats_timeline__add_series(tl, &sf->rss, STATS_MERGE_MAX);
+	timeline__add_series(tl, &sf->resolve_busy, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->encode_busy, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->encode_in, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->encode_out, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->in_flight, TIMELINE_MAX);
+	timeline__add_series(tl, &sf->rss, TIMELINE_MAX);
 	return sf;
 }
 
@@ -64,7 +64,7 @@ void stats_file__delete(struct stats_file *sf)
 
 	if (!sf)
 		return;
-	stats_timeline__exit(&sf->timeline);
+	timeline__exit(&sf->timeline);
 	for (i = 0; i < sf->nr_rings; i++) {
 		free(sf->rings[i]->name);
 		free(sf->rings[i]);
@@ -106,14 +106,14 @@ struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
 	return NULL;
 }
 
-static int ring__add_series(struct stats_ring *r, struct stats_timeline *tl)
+static int ring__add_series(struct stats_ring *r, struct timeline *tl)
 {
-	if (stats_timeline__add_series(tl, &r->written, STATS_MERGE_SUM) ||
-	    stats_timeline__add_series(tl, &r->drained_bytes, STATS_MERGE_SUM) ||
-	    stats_timeline__add_series(tl, &r->busy, STATS_MERGE_SUM) ||
-	    stats_timeline__add_series(tl, &r->fill_peak, STATS_MERGE_MAX) ||
-	    stats_timeline__add_series(tl, &r->fill_last, STATS_MERGE_LAST) ||
-	    stats_timeline__add_series(tl, &r->consumed, STATS_MERGE_MAX))
+	if (timeline__add_series(tl, &r->written, TIMELINE_SUM) ||
+	    timeline__add_series(tl, &r->drained_bytes, TIMELINE_SUM) ||
+	    timeline__add_series(tl, &r->busy, TIMELINE_SUM) ||
+	    timeline__add_series(tl, &r->fill_peak, TIMELINE_MAX) ||
+	    timeline__add_series(tl, &r->fill_last, TIMELINE_LAST) ||
+	    timeline__add_series(tl, &r->consumed, TIMELINE_MAX))
 		return -ENOMEM;
 	return 0;
 }
@@ -233,21 +233,21 @@ static int ring__account_write(struct stats_file *sf, struct stats_ring *r,
 				     (double)bytes / (double)(row->t1 - start));
 	else
 		start = row->t1;
-	return stats_timeline__spread(&sf->timeline, &r->written, start,
+	return timeline__spread(&sf->timeline, &r->written, start,
 				      row->t1, bytes);
 }
 
 static int ring__add_bins(struct stats_file *sf, struct stats_ring *r,
 			  const struct stats_ring_row *row, uint64_t tick_fill)
 {
-	struct stats_timeline *tl = &sf->timeline;
+	struct timeline *tl = &sf->timeline;
 	uint64_t drained = row->cons1 - row->cons0;
 
-	if (stats_timeline__spread(tl, &r->drained_bytes, row->t0, row->t1, drained) ||
-	    stats_timeline__spread(tl, &r->busy, row->t0, row->t1, row->t1 - row->t0) ||
-	    stats_timeline__sample(tl, &r->fill_peak, row->t1, tick_fill) ||
-	    stats_timeline__sample(tl, &r->fill_last, row->t1, row->prod1 - row->cons1) ||
-	    stats_timeline__sample(tl, &r->consumed, row->t1, drained))
+	if (timeline__spread(tl, &r->drained_bytes, row->t0, row->t1, drained) ||
+	    timeline__spread(tl, &r->busy, row->t0, row->t1, row->t1 - row->t0) ||
+	    timeline__sample(tl, &r->fill_peak, row->t1, tick_fill) ||
+	    timeline__sample(tl, &r->fill_last, row->t1, row->prod1 - row->cons1) ||
+	    timeline__sample(tl, &r->consumed, row->t1, drained))
 		return -ENOMEM;
 	return 0;
 }
@@ -476,8 +476,8 @@ int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
 	sf->rss_max = max_u64(sf->rss_max, rss);
 	sf->rows[STATS_KIND_BACKLOG]++;
 
-	if (stats_timeline__sample(&sf->timeline, &sf->in_flight, t, in_flight) ||
-	    stats_timeline__sample(&sf->timeline, &sf->rss, t, rss))
+	if (timeline__sample(&sf->timeline, &sf->in_flight, t, in_flight) ||
+	    timeline__sample(&sf->timeline, &sf->rss, t, rss))
 		return -ENOMEM;
 	return 0;
 }
@@ -489,7 +489,7 @@ int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
 	note_time(sf, t1);
 	sf->resolve_busy_ns += t1 - t0;
 	sf->rows[STATS_KIND_RESOLVE]++;
-	return stats_timeline__spread(&sf->timeline, &sf->resolve_busy, t0, t1,
+	return timeline__spread(&sf->timeline, &sf->resolve_busy, t0, t1,
 				      t1 - t0);
 }
 
@@ -500,7 +500,7 @@ int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
  */
 int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row *row)
 {
-	struct stats_timeline *tl = &sf->timeline;
+	struct timeline *tl = &sf->timeline;
 	uint64_t busy = row->encode_ns + row->write_ns;
 	uint64_t window = busy + row->wait_ns;
 	uint64_t busy_start = row->t > busy ? row->t - busy : 0;
@@ -513,10 +513,10 @@ int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row 
 	sf->encoder_out += row->zstd_bytes;
 	sf->rows[STATS_KIND_ENCODE]++;
 
-	if (stats_timeline__spread(tl, &sf->encode_busy, busy_start, row->t, busy) ||
-	    stats_timeline__spread(tl, &sf->encode_in, window_start, row->t,
+	if (timeline__spread(tl, &sf->encode_busy, busy_start, row->t, busy) ||
+	    timeline__spread(tl, &sf->encode_in, window_start, row->t,
 				   row->msgpack_bytes) ||
-	    stats_timeline__spread(tl, &sf->encode_out, window_start, row->t,
+	    timeline__spread(tl, &sf->encode_out, window_start, row->t,
 				   row->zstd_bytes))
 		return -ENOMEM;
 	return 0;

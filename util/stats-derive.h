@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stats-timeline.h"
+#include "timeline.h"
+
+#define STATS_BIN_NS		100000000ULL	/* 100 ms */
+#define STATS_MAX_BINS		4096
 
 enum stats_kind {
 	STATS_KIND_RING_OPEN,
@@ -70,12 +73,12 @@ struct stats_ring {
 	uint64_t paused_ns_sum, paused_ns_max;
 
 	/* per time bin, for the plots */
-	struct stats_series written;	/* bytes produced (spread over gaps) */
-	struct stats_series drained_bytes;
-	struct stats_series busy;	/* poller busy ns */
-	struct stats_series fill_peak;	/* largest fill of a tick, bytes */
-	struct stats_series fill_last;	/* fill at t1 of the latest tick */
-	struct stats_series consumed;	/* largest cons1 - cons0 of a tick */
+	struct timeline_series written;	/* bytes produced (spread over gaps) */
+	struct timeline_series drained_bytes;
+	struct timeline_series busy;	/* poller busy ns */
+	struct timeline_series fill_peak;	/* largest fill of a tick, bytes */
+	struct timeline_series fill_last;	/* fill at t1 of the latest tick */
+	struct timeline_series consumed;	/* largest cons1 - cons0 of a tick */
 };
 
 struct stats_file {
@@ -109,13 +112,13 @@ struct stats_file {
 	int *pid_slots;			/* open addressing: index + 1, 0 empty */
 	size_t nr_pid_slots;
 
-	struct stats_timeline timeline;
-	struct stats_series resolve_busy;
-	struct stats_series encode_busy;
-	struct stats_series encode_in;
-	struct stats_series encode_out;
-	struct stats_series in_flight;
-	struct stats_series rss;
+	struct timeline timeline;
+	struct timeline_series resolve_busy;
+	struct timeline_series encode_busy;
+	struct timeline_series encode_in;
+	struct timeline_series encode_out;
+	struct timeline_series in_flight;
+	struct timeline_series rss;
 };
 
 struct stats_ring_row {

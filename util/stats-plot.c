@@ -134,20 +134,20 @@ static void put_value(FILE *out, double v)
 		fprintf(out, " %.6g", v);
 }
 
-static double bin_time(const struct plot *p, const struct stats_timeline *tl,
+static double bin_time(const struct plot *p, const struct timeline *tl,
 		       size_t i)
 {
-	double mid = stats_timeline__bin_start(tl, i) + tl->width / 2.0;
+	double mid = timeline__bin_start(tl, i) + tl->width / 2.0;
 
 	return (mid - (double)p->origin) / NS_PER_S;
 }
 
-static double per_second(double amount, const struct stats_timeline *tl)
+static double per_second(double amount, const struct timeline *tl)
 {
 	return amount * NS_PER_S / tl->width;
 }
 
-static double percent_of_bin(double ns, const struct stats_timeline *tl)
+static double percent_of_bin(double ns, const struct timeline *tl)
 {
 	return 100.0 * ns / tl->width;
 }
@@ -155,7 +155,7 @@ static double percent_of_bin(double ns, const struct stats_timeline *tl)
 static void write_ring_block(struct plot *p, size_t f, size_t r)
 {
 	const struct stats_file *sf = p->files[f];
-	const struct stats_timeline *tl = &sf->timeline;
+	const struct timeline *tl = &sf->timeline;
 	const struct stats_ring *ring = sf->rings[r];
 	double size = ring->size, carry = NAN;
 	size_t i;
@@ -189,7 +189,7 @@ static void write_ring_block(struct plot *p, size_t f, size_t r)
 static void write_pipeline_block(struct plot *p, size_t f)
 {
 	const struct stats_file *sf = p->files[f];
-	const struct stats_timeline *tl = &sf->timeline;
+	const struct timeline *tl = &sf->timeline;
 	size_t i;
 
 	fprintf(p->out, "$f%zu_pipe << EOD\n", f);
@@ -544,7 +544,7 @@ static void scan_files(struct plot *p)
 	p->origin = UINT64_MAX;
 	for (f = 0; f < p->nr; f++) {
 		const struct stats_file *sf = p->files[f];
-		const struct stats_timeline *tl = &sf->timeline;
+		const struct timeline *tl = &sf->timeline;
 
 		if (!sf->has_time)
 			continue;

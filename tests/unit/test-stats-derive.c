@@ -62,7 +62,7 @@ static struct stats_ring_summary ring_summary(struct stats_file *sf,
 	return s;
 }
 
-static double series_sum(const struct stats_series *s, size_t nr)
+static double series_sum(const struct timeline_series *s, size_t nr)
 {
 	double sum = 0;
 	size_t i;
@@ -108,7 +108,7 @@ static void test_ring_rates(void)
 static void test_rates_across_idle_gap(void)
 {
 	struct stats_file *sf = stats_file__new("gap.jsonl");
-	struct stats_timeline *tl = &sf->timeline;
+	struct timeline *tl = &sf->timeline;
 	struct stats_ring_summary s;
 	struct stats_ring *r;
 	size_t i, bin;
@@ -127,7 +127,7 @@ static void test_rates_across_idle_gap(void)
 	r = stats_file__find_ring(sf, "r");
 	CHECK(tl->width == 100 * MS);
 	CHECK_NUM(series_sum(&r->written, tl->nr), 10001000);
-	bin = stats_timeline__bin(tl, 10000 * MS);
+	bin = timeline__bin(tl, 10000 * MS);
 	CHECK_NUM(r->written.v[bin], 1000 + 990000);	/* 99 ms of the gap */
 	for (i = bin + 1; i < bin + 10; i++)
 		CHECK_NUM(r->written.v[i], 1000000);	/* 10 MB/s per bin */
@@ -182,7 +182,7 @@ static void test_fill(void)
 
 	/* the bins keep the peak and the share drained in one tick */
 	r = stats_file__find_ring(sf, "r");
-	bin = stats_timeline__bin(&sf->timeline, 12 * MS);
+	bin = timeline__bin(&sf->timeline, 12 * MS);
 	CHECK_NUM(r->fill_peak.v[bin], 750);
 	CHECK_NUM(r->fill_last.v[bin], 0);
 	CHECK_NUM(r->consumed.v[bin], 850);
@@ -213,8 +213,8 @@ static void test_busy(void)
 	/* per bin: a tick of 50 ms over two bins splits its busy time */
 	CHECK(add_ring(sf, "a", 175 * MS, 10, 10, 225 * MS, 20, 20) == 0);
 	r = stats_file__find_ring(sf, "a");
-	CHECK_NUM(r->busy.v[stats_timeline__bin(&sf->timeline, 150 * MS)], 25 * MS);
-	CHECK_NUM(r->busy.v[stats_timeline__bin(&sf->timeline, 250 * MS)], 25 * MS);
+	CHECK_NUM(r->busy.v[timeline__bin(&sf->timeline, 150 * MS)], 25 * MS);
+	CHECK_NUM(r->busy.v[timeline__bin(&sf->timeline, 250 * MS)], 25 * MS);
 	stats_file__delete(sf);
 }
 
@@ -343,7 +343,7 @@ static void test_pipeline(void)
 	CHECK(p.rss_peak == 3000);
 
 	/* encoder work sits at the end of its window */
-	CHECK_NUM(sf->encode_busy.v[stats_timeline__bin(&sf->timeline, 90 * MS)], 30 * MS);
+	CHECK_NUM(sf->encode_busy.v[timeline__bin(&sf->timeline, 90 * MS)], 30 * MS);
 	stats_file__delete(sf);
 }
 
@@ -440,7 +440,7 @@ static void test_malformed_lines(void)
 static void test_bounded_bins(void)
 {
 	struct stats_file *sf = stats_file__new("long.jsonl");
-	struct stats_timeline *tl = &sf->timeline;
+	struct timeline *tl = &sf->timeline;
 	struct stats_ring *r;
 	unsigned long long i, n = 20000;
 
