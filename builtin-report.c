@@ -19,10 +19,12 @@
 #include "cJSON.h"
 #include "builtin.h"
 #include "util/artifact.h"
+#include "util/gnuplot.h"
 #include "util/parse-options.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
+#include "util/spawn.h"
 #include "util/usage.h"
 #include "util/util.h"
 
@@ -36,7 +38,7 @@
 
 struct report_opts {
 	bool dump, json, diff, children, quiet, flamegraph;
-	const char *pids, *time, *comm, *timeline;
+	const char *pids, *time, *comm, *timeline, *gnuplot;
 	const char *sort, *top_arg, *depth_arg, *weight;
 	int sort_key;			/* --sort, -1 when not given */
 	unsigned int top;		/* sites per section, 0: all */
@@ -487,10 +489,14 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		return -1;
 	if (report_summary__init(&l->s, &o->filter))
 		return error("out of memory");
-	if (o->timeline)
+	if (o->timeline || o->gnuplot)
 		l->s.timeline = report_timeline__new(TIMELINE_BINS);
 	l->s.sites = report_sites__new();
-	if ((o->timeline && !l->s.timeline) || !l->s.sites) {
+	if ((o->timeline || o->gnuplot) && !l->s.timeline) {
+		report_summary__exit(&l->s);
+		return error("out of memory");
+	}
+	if (!l->s.sites) {
 		report_summary__exit(&l->s);
 		return error("out of memory");
 	}
@@ -1155,23 +1161,62 @@ static void process_name(int32_t pid, char *buf, size_t len, void *arg)
 		snprintf(buf, len, "pid %d", pid);
 }
 
-static int plot_timeline(struct report_summary *s, const char *png)
+/* the script, rendering into output, or into gnuplot's stdout with NULL */
+static int timeline_script(struct report_summary *s, const char *output,
+			   struct gnuplot_script *gs)
 {
-	FILE *gp = popen("gnuplot", "w");
-	int status, err;
+	int err;
 
-	if (!gp)
-		return error_errno("cannot run gnuplot");
-	err = report_timeline__write_gnuplot(s->timeline, gp, png, TIMELINE_PROCESSES,
-					     process_name, s);
-	status = pclose(gp);
-	if (err)
-		return error("cannot write to gnuplot: %s", strerror(-err));
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return error("gnuplot failed to draw '%s'%s", png,
-			     WIFEXITED(status) && WEXITSTATUS(status) == 127 ?
-			     "; is gnuplot installed?" : "");
+	if (gnuplot_script__init(gs))
+		return error("out of memory");
+	err = report_timeline__write_gnuplot(s->timeline, gs->out, output,
+					     TIMELINE_PROCESSES, process_name, s);
+	if (gnuplot_script__finish(gs) && !err)
+		err = -ENOMEM;
+	if (err) {
+		gnuplot_script__exit(gs);
+		return error("cannot write the timeline script: %s", strerror(-err));
+	}
 	return 0;
+}
+
+/* --gnuplot alone names <script>.png, as stats does */
+static int save_timeline_script(struct report_summary *s, const struct report_opts *o,
+				const struct run_as *as)
+{
+	struct gnuplot_script gs;
+	char *png = NULL;
+	int ret;
+
+	if (!o->timeline) {
+		png = gnuplot__png_for(o->gnuplot);
+		if (!png)
+			return error("out of memory");
+	}
+	ret = timeline_script(s, o->timeline ? o->timeline : png, &gs);
+	if (!ret)
+		ret = gnuplot__save(&gs, o->gnuplot, as);
+	gnuplot_script__exit(&gs);
+	free(png);
+	return ret;
+}
+
+static int plot_timeline(struct report_summary *s, const struct report_opts *o)
+{
+	struct gnuplot_script gs;
+	struct run_as as;
+	int ret = 0;
+
+	run_as__from_sudo(&as);
+	if (o->gnuplot)
+		ret = save_timeline_script(s, o, &as);
+	if (ret || !o->timeline)
+		return ret;
+	ret = timeline_script(s, NULL, &gs);
+	if (!ret)
+		ret = gnuplot__render(&gs, o->timeline, &as);
+	gnuplot_script__exit(&gs);
+	return ret;
 }
 
 /* ---- --diff ------------------------------------------------------------- */
@@ -1441,8 +1486,8 @@ static int cmd_summary(const char *path, struct report_opts *o)
 		ret = print_json(json_summary(&l, path, o));
 	else
 		ret = print_summary(&l, path, o);
-	if (!ret && o->timeline)
-		ret = plot_timeline(&l.s, o->timeline);
+	if (!ret && (o->timeline || o->gnuplot))
+		ret = plot_timeline(&l.s, o);
 	if (l.truncated)
 		ret = -1;
 	report_summary__exit(&l.s);
@@ -1452,6 +1497,8 @@ static int cmd_summary(const char *path, struct report_opts *o)
 /* errors in the combination of options, after parsing */
 static const char *check_options(const struct report_opts *o, int argc)
 {
+	if (o->gnuplot && (o->dump || o->diff || o->flamegraph))
+		return "--gnuplot cannot be used with --dump, --diff or --flamegraph";
 	if (o->dump && (o->json || o->diff || o->timeline || o->flamegraph))
 		return "--dump cannot be used with --json, --diff, --timeline or --flamegraph";
 	if (o->dump && (o->pids || o->comm || o->time))
@@ -1544,6 +1591,8 @@ int cmd_report(int argc, const char **argv)
 			   "only events from..to seconds after the first event"),
 		OPT_STRING(0, "timeline", &o.timeline, "file",
 			   "draw the live heap over time into a PNG (gnuplot)"),
+		OPT_STRING(0, "gnuplot", &o.gnuplot, "file",
+			   "write the timeline's gnuplot script, data inline, to <file>"),
 		OPT_BOOLEAN('q', "quiet", &o.quiet, "no progress line on stderr"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END(),
@@ -1563,6 +1612,12 @@ int cmd_report(int argc, const char **argv)
 		usage_with_options(usage, options);
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
+	/* do not read a large artifact only to find gnuplot missing */
+	if (o.timeline && !gnuplot__available()) {
+		error("cannot draw the timeline: gnuplot is not installed (install the "
+		      "'gnuplot-nox' package); --gnuplot <file> writes the script without it");
+		return 1;
+	}
 
 	if (o.dump)
 		ret = cmd_dump(argv[0], &o);

@@ -13,7 +13,9 @@
 
 #include "builtin.h"
 #include "cJSON.h"
+#include "util/gnuplot.h"
 #include "util/parse-options.h"
+#include "util/spawn.h"
 #include "util/stats-derive.h"
 #include "util/stats-plot.h"
 #include "util/stats-read.h"
@@ -409,45 +411,28 @@ static int print_json(const struct stats_cmd *cmd)
 
 /* ---- plots ---- */
 
-/* --gnuplot out.gp alone renders to out.png */
-static char *png_path_for(const char *script)
-{
-	size_t len = strlen(script);
-	char *png;
-
-	if (len > 3 && !strcmp(script + len - 3, ".gp"))
-		len -= 3;
-	png = malloc(len + 5);
-	if (png) {
-		memcpy(png, script, len);
-		strcpy(png + len, ".png");
-	}
-	return png;
-}
-
-static int write_script(const struct stats_cmd *cmd, const char *path, int fd,
-			const char *png)
+/* the script, rendering into output, or into gnuplot's stdout with NULL */
+static int make_script(const struct stats_cmd *cmd, const char *output,
+		       struct gnuplot_script *gs)
 {
 	struct stats_plot_opts opts = {
-		.output = png,
+		.output = output,
 		.width = cmd->width,
 		.height = cmd->height,
 		.watermark = cmd->watermark,
 	};
-	FILE *out = fd >= 0 ? fdopen(fd, "w") : fopen(path, "w");
-	int ret;
 
-	if (!out) {
-		if (fd >= 0)
-			close(fd);
-		return error_errno("cannot create '%s'", path);
+	if (gnuplot_script__init(gs))
+		return error("out of memory");
+	if (stats_plot__write(gs->out, cmd->files, cmd->nr_files, &opts)) {
+		gnuplot_script__exit(gs);
+		return -1;
 	}
-	ret = stats_plot__write(out, cmd->files, cmd->nr_files, &opts);
-	if (ferror(out) && !ret)
-		ret = error("cannot write '%s'", path);
-	if (fclose(out) && !ret)
-		ret = error_errno("cannot write '%s'", path);
-	return ret;
+	if (gnuplot_script__finish(gs)) {
+		gnuplot_script__exit(gs);
+		return error("out of memory writing the plot script");
+	}
+	return 0;
 }
 
 static int no_gnuplot(void)
@@ -456,44 +441,43 @@ static int no_gnuplot(void)
 		     "--gnuplot <file> writes the script without it");
 }
 
-static int plot(const struct stats_cmd *cmd)
+/* --gnuplot: the script alone, naming the PNG it renders to */
+static int save_script(const struct stats_cmd *cmd, const struct run_as *as)
 {
-	char tmp[4096] = "";
-	const char *script = cmd->script_path;
+	struct gnuplot_script gs;
 	char *png = NULL;
-	int fd = -1, ret;
+	int ret;
 
-	if (!script) {
-		const char *dir = getenv("TMPDIR");
-
-		snprintf(tmp, sizeof(tmp), "%s/memtrack-stats-XXXXXX.gp",
-			 dir && *dir ? dir : "/tmp");
-		fd = mkstemps(tmp, 3);
-		if (fd < 0)
-			return error_errno("cannot create a temporary file in '%s'",
-					   dir && *dir ? dir : "/tmp");
-		script = tmp;
-	}
 	if (!cmd->plot_path) {
-		png = png_path_for(script);
+		png = gnuplot__png_for(cmd->script_path);
 		if (!png)
 			return error("out of memory");
 	}
-
-	ret = write_script(cmd, script, fd, cmd->plot_path ? cmd->plot_path : png);
-	if (!ret && cmd->plot_path) {
-		if (!stats_plot__have_gnuplot())
-			ret = no_gnuplot();
-		else
-			ret = stats_plot__render(script);
-	}
-	if (*tmp) {
-		if (ret && verbose)
-			fprintf(stderr, "the plot script is kept in '%s'\n", tmp);
-		else
-			unlink(tmp);
-	}
+	ret = make_script(cmd, cmd->plot_path ? cmd->plot_path : png, &gs);
+	if (!ret)
+		ret = gnuplot__save(&gs, cmd->script_path, as);
+	gnuplot_script__exit(&gs);
 	free(png);
+	return ret;
+}
+
+static int plot(const struct stats_cmd *cmd)
+{
+	struct gnuplot_script gs;
+	struct run_as as;
+	int ret = 0;
+
+	run_as__from_sudo(&as);
+	if (cmd->script_path)
+		ret = save_script(cmd, &as);
+	if (ret || !cmd->plot_path)
+		return ret;
+	if (!gnuplot__available())
+		return no_gnuplot();
+	ret = make_script(cmd, NULL, &gs);
+	if (!ret)
+		ret = gnuplot__render(&gs, cmd->plot_path, &as);
+	gnuplot_script__exit(&gs);
 	return ret;
 }
 
@@ -568,7 +552,7 @@ int cmd_stats(int argc, const char **argv)
 		usage_with_options(stats_usage, options);
 	}
 	/* do not read a large file only to find gnuplot missing */
-	if (cmd.plot_path && !cmd.script_path && !stats_plot__have_gnuplot()) {
+	if (cmd.plot_path && !cmd.script_path && !gnuplot__available()) {
 		no_gnuplot();
 		return 1;
 	}

@@ -254,13 +254,13 @@ int out_file__create(const struct run_as *as, int dirfd, const char *name,
 	return run_as__call(as, create_file, &a, why, OUT_WHY_MAX);
 }
 
-int out_file__create_path(const struct run_as *as, const char *path,
-			  enum out_mode mode, char why[OUT_WHY_MAX])
+int out_dir__open_parent(const struct run_as *as, const char *path, const char **name,
+			char why[OUT_WHY_MAX])
 {
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
-	int dirfd, fd;
 
+	*name = slash ? slash + 1 : path;
 	if (!slash) {
 		snprintf(dir, sizeof(dir), ".");
 	} else if (slash == path) {
@@ -272,10 +272,19 @@ int out_file__create_path(const struct run_as *as, const char *path,
 		snprintf(why, OUT_WHY_MAX, "%s", strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}
-	dirfd = out_dir__open(as, dir, false, why);
+	return out_dir__open(as, dir, false, why);
+}
+
+int out_file__create_path(const struct run_as *as, const char *path,
+			  enum out_mode mode, char why[OUT_WHY_MAX])
+{
+	const char *name;
+	int dirfd, fd;
+
+	dirfd = out_dir__open_parent(as, path, &name, why);
 	if (dirfd < 0)
 		return dirfd;
-	fd = out_file__create(as, dirfd, slash ? slash + 1 : path, mode, why);
+	fd = out_file__create(as, dirfd, name, mode, why);
 	close(dirfd);
 	return fd;
 }

@@ -42,6 +42,10 @@ enum out_mode {
 int out_dir__open(const struct run_as *as, const char *path, bool create,
 		  char why[OUT_WHY_MAX]);
 
+/* the directory of path, opened as above (not created); *name is the rest */
+int out_dir__open_parent(const struct run_as *as, const char *path, const char **name,
+			 char why[OUT_WHY_MAX]);
+
 /*
  * Creates name (no '/') in the directory dirfd, mode 0644 less the umask,
  * O_WRONLY | O_CLOEXEC.  Returns the fd, or -errno with why filled in.

@@ -18,9 +18,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "gnuplot.h"
+#include "quote.h"
 #include "stats-plot.h"
 #include "usage.h"
 
@@ -114,18 +114,6 @@ unsigned int stats_plot__panels(struct stats_file *const *files, size_t nr,
 	return panels;
 }
 
-static void put_quoted(FILE *out, const char *s)
-{
-	fputc('\'', out);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', out);
-		if (*s != '\n')
-			fputc(*s, out);
-	}
-	fputc('\'', out);
-}
-
 static void put_value(FILE *out, double v)
 {
 	if (isnan(v))
@@ -160,9 +148,9 @@ static void write_ring_block(struct plot *p, size_t f, size_t r)
 	double size = ring->size, carry = NAN;
 	size_t i;
 
+	/* numbers only: nothing from the file in a block, which a line could end */
 	fprintf(p->out, "$f%zu_r%zu << EOD\n", f, r);
-	fprintf(p->out, "# %s%s: t_s fill_peak_pct drained_tick_pct write_MBps drain_MBps busy_pct\n",
-		p->labels[f], ring->name);
+	fprintf(p->out, "# t_s fill_peak_pct drained_tick_pct write_MBps drain_MBps busy_pct\n");
 	for (i = 0; i < tl->nr; i++) {
 		double peak = ring->fill_peak.v[i];
 		double drained = ring->consumed.v[i];
@@ -193,8 +181,7 @@ static void write_pipeline_block(struct plot *p, size_t f)
 	size_t i;
 
 	fprintf(p->out, "$f%zu_pipe << EOD\n", f);
-	fprintf(p->out, "# %st_s resolver_busy_pct encoder_busy_pct encoder_in_MBps encoder_out_MBps in_flight rss_MB\n",
-		p->labels[f]);
+	fprintf(p->out, "# t_s resolver_busy_pct encoder_busy_pct encoder_in_MBps encoder_out_MBps in_flight rss_MB\n");
 	for (i = 0; i < tl->nr; i++) {
 		fprintf(p->out, "%.6f", bin_time(p, tl, i));
 		put_value(p->out, percent_of_bin(sf->resolve_busy.v[i], tl));
@@ -306,7 +293,7 @@ static void put_title(struct plot *p, size_t f, const char *what, const char *na
 	snprintf(title, sizeof(title), "%s%s%s%s", p->labels[f], name ? name : "",
 		 name ? " " : "", what);
 	fputs(" title ", p->out);
-	put_quoted(p->out, title);
+	quote_gnuplot(p->out, title);
 }
 
 static void plot_fill(struct plot *p)
@@ -481,7 +468,7 @@ static void plot_lanes(struct plot *p, const struct lane *lanes, size_t nr,
 		snprintf(label, sizeof(label), "%s%d", p->labels[lanes[i].file],
 			 lanes[i].pid->pid);
 		fputs(i ? ", " : "", p->out);
-		put_quoted(p->out, label);
+		quote_gnuplot(p->out, label);
 		fprintf(p->out, " %zu", i);
 	}
 	fprintf(p->out, ")\nset key off\n"
@@ -500,21 +487,13 @@ static void write_header(struct plot *p)
 	unsigned int width = p->opts->width ? p->opts->width : STATS_PLOT_WIDTH;
 	unsigned int height = p->opts->height ? p->opts->height :
 			      STATS_PLOT_PANEL_HEIGHT * count_panels(p->panels);
-	size_t f;
 
-	fputs("# memtrack stats: the pipeline of", p->out);
-	for (f = 0; f < p->nr; f++)
-		fprintf(p->out, " %s", p->files[f]->path);
-	fprintf(p->out, "\n# Render with: gnuplot <this file>.  Time is in seconds from the\n"
-		"# first record, %llu ns (CLOCK_MONOTONIC).\n\n",
+	fprintf(p->out, "# memtrack stats: the pipeline of %zu file%s (the title names them)\n"
+		"# Render with: gnuplot <this file>.  Time is in seconds from the\n"
+		"# first record, %llu ns (CLOCK_MONOTONIC).\n\n", p->nr, p->nr == 1 ? "" : "s",
 		(unsigned long long)p->origin);
-	fprintf(p->out, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-		"\tset terminal pngcairo size %u,%u noenhanced font ',9'\n"
-		"} else {\n"
-		"\tset terminal png size %u,%u noenhanced\n"
-		"}\nset output ", width, height, width, height);
-	put_quoted(p->out, p->opts->output);
-	fputs("\n\n", p->out);
+	gnuplot__set_png(p->out, width, height, p->opts->output);
+	fputc('\n', p->out);
 }
 
 static void write_layout(struct plot *p)
@@ -530,7 +509,7 @@ static void write_layout(struct plot *p)
 	fprintf(p->out, "\nset multiplot layout %u,1 margins 0.07,0.78,%g,0.95 spacing 0,%g title ",
 		count_panels(p->panels), 0.3 / count_panels(p->panels),
 		0.25 / count_panels(p->panels));
-	put_quoted(p->out, title);
+	quote_gnuplot(p->out, title);
 	fprintf(p->out, "\nset grid\nset key outside right top\n"
 		"set xrange [0:%g]\nset format x '%%g'\n", p->xmax);
 }
@@ -733,57 +712,4 @@ out:
 	free(lanes);
 	free_labels(&p);
 	return ret;
-}
-
-bool stats_plot__have_gnuplot(void)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	if (!path || !*path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		int len;
-
-		if (!end)
-			end = path + strlen(path);
-		len = end - path;
-
-		snprintf(buf, sizeof(buf), "%.*s/gnuplot", len ? len : 1,
-			 len ? path : ".");
-		if (!access(buf, X_OK))
-			return true;
-		path = *end ? end + 1 : end;
-	}
-	return false;
-}
-
-int stats_plot__render(const char *script)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return error_errno("cannot run gnuplot");
-	if (!pid) {
-		/* gnuplot has nothing to say on stdout: keep it for the summary */
-		dup2(STDERR_FILENO, STDOUT_FILENO);
-		execlp("gnuplot", "gnuplot", script, (char *)NULL);
-		fprintf(stderr, "error: cannot run gnuplot: %s\n", strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return error_errno("cannot wait for gnuplot");
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
-		return 0;
-	if (WIFEXITED(status))
-		return error("gnuplot failed on '%s' (exit status %d)", script,
-			     WEXITSTATUS(status));
-	return error("gnuplot was killed by signal %d rendering '%s'",
-		     WTERMSIG(status), script);
 }
