@@ -58,6 +58,12 @@ int utf8_valid(const char *s, size_t len)
 	return 1;
 }
 
+/*
+ * gnuplot 5.4 reads a single-quoted string that starts with '' as an empty
+ * one, so that '''a' is a syntax error: a quote is never doubled but
+ * written apart, "'" joined with '.', and no single-quoted literal ever
+ * holds a quote.
+ */
 void quote_gnuplot(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -71,7 +77,7 @@ void quote_gnuplot(FILE *out, const char *s)
 			fputc('?', out);
 			n = 1;
 		} else if (cp == '\'') {
-			fputs("''", out);
+			fputs("' . \"'\" . '", out);
 		} else if (cp >= 0x20 && cp != 0x7f && (cp < 0x80 || cp > 0x9f)) {
 			fwrite(p, 1, n, out);
 		}

@@ -12,10 +12,11 @@
 #include <stdio.h>
 
 /*
- * gnuplot: s as a single-quoted string literal.  In single quotes gnuplot
- * expands neither backquotes nor @macros and reads backslashes as they
- * are; a quote is doubled.  Control characters are dropped (a newline
- * would end the command) and bytes that are not UTF-8 become '?'.
+ * gnuplot: s as a string expression of single-quoted literals.  In single
+ * quotes gnuplot expands neither backquotes nor @macros and reads
+ * backslashes as they are; a quote is written apart, as "'" joined with
+ * '.' ('it' . "'" . 's').  Control characters are dropped (a newline would
+ * end the command) and bytes that are not UTF-8 become '?'.
  */
 void quote_gnuplot(FILE *out, const char *s);
 

@@ -308,10 +308,10 @@ static void test_timeline(void)
 	CHECK(!report_timeline__write_gnuplot(tl, f, "out 'x'.png", 1, name_pid, NULL),
 	      "write script");
 	fclose(f);
-	CHECK(strstr(text, "set output 'out ''x''.png'") != NULL, "quoted output");
+	CHECK(strstr(text, "set output 'out ' . \"'\" . 'x' . \"'\" . '.png'") != NULL, "quoted output");
 	CHECK(strstr(text, "\n0.000000000 123456\n") != NULL, "the spike survives: %s", text);
-	CHECK(strstr(text, "title 'proc ''7'''") != NULL, "process 7 plotted");
-	CHECK(strstr(text, "proc ''8''") == NULL, "only the highest peak");
+	CHECK(strstr(text, "title 'proc ' . \"'\" . '7' . \"'\" . ''") != NULL, "process 7 plotted");
+	CHECK(strstr(text, "'proc ' . \"'\" . '8") == NULL, "only the highest peak");
 	CHECK(strstr(text, "all processes") != NULL, "the total");
 	free(text);
 	report_timeline__delete(tl);

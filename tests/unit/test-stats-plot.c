@@ -101,7 +101,7 @@ static void test_all_panels(void)
 	text = script_of(&sf, 1, &opts, &said, &ret);
 	CHECK(ret == 0);
 	CHECK(said[0] == '\0');
-	CHECK_HAS(text, "set output 'it''s.png'");
+	CHECK_HAS(text, "set output 'it' . \"'\" . 's.png'");
 	CHECK_HAS(text, "pngcairo size 1280,1400");
 	CHECK_HAS(text, "set multiplot layout 5,1");
 	CHECK_HAS(text, "$f0_r0 << EOD");
