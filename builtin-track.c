@@ -504,9 +504,57 @@ static void run_child(struct track_session *s)
 	s->end_ns = now_ns();
 }
 
+/* the kernel's ptrace check, PTRACE_MODE_ATTACH with the caller's fs creds */
+static int open_proc_mem(void *arg, char *why __maybe_unused, size_t len __maybe_unused)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", *(const pid_t *)arg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * -p under sudo: only what the invoking user could trace, or memtrack
+ * would hand them another user's process (its names, its allocations)
+ * and let back-pressure stop it.  0, or -errno with why filled in.
+ */
+static int may_trace(const struct track_session *s, pid_t pid, char *why, size_t len)
+{
+	int fd;
+
+	if (!s->run_as.set)
+		return 0;
+	fd = run_as__call(&s->run_as, open_proc_mem, &pid, why, len);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* "uid N" of a process, from /proc, for messages */
+static unsigned long process_uid(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long uid = -1UL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return uid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %*u %lu", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
 /* -p: the given processes and their descendants, as they run now */
 static void attach_to_tree(struct track_session *s)
 {
+	char why[256];
 	pid_t *tree;
 	int n, i, err;
 
@@ -514,7 +562,15 @@ static void attach_to_tree(struct track_session *s)
 	if (n < 0)
 		die("cannot read the process tree: %s", strerror(-n));
 	for (i = 0; i < n; i++) {
-		struct process *p = proc_table__get(&s->procs, tree[i]);
+		struct process *p;
+
+		/* the given pids were checked already: these are descendants */
+		if (i >= s->nattach && may_trace(s, tree[i], why, sizeof(why))) {
+			warning("not tracking pid %d, a descendant: uid %u may not trace "
+				"it (%s)", tree[i], (unsigned int)s->run_as.uid, why);
+			continue;
+		}
+		p = proc_table__get(&s->procs, tree[i]);
 
 		err = bpf_track__track_pid(s->bpf, tree[i]);
 		if (!err && p)
@@ -745,11 +801,17 @@ static int check_bpf(void)
 
 static void check_attach_targets(const struct track_session *s)
 {
+	char why[256];
 	int i;
 
-	for (i = 0; i < s->nattach; i++)
+	for (i = 0; i < s->nattach; i++) {
 		if (kill(s->attach[i], 0) && errno == ESRCH)
 			die("no process with pid %d", s->attach[i]);
+		if (may_trace(s, s->attach[i], why, sizeof(why)))
+			die("cannot attach to pid %d (uid %lu): uid %u, who ran sudo, may "
+			    "not trace it (%s)", s->attach[i], process_uid(s->attach[i]),
+			    (unsigned int)s->run_as.uid, why);
+	}
 }
 
 /* dwarf[,<size>]: the bytes of stack copied, a multiple of 8 as perf rounds them */
@@ -888,6 +950,7 @@ int cmd_track(int argc, const char **argv)
 	} else {
 		cmd_argv = argv;
 	}
+	run_as__from_sudo(&s.run_as);
 	if (opts.attach_pids) {
 		if (argc > 0) {
 			error("-p and a command cannot go together");
@@ -906,7 +969,6 @@ int cmd_track(int argc, const char **argv)
 		usage_with_options(track_usage, options);
 	}
 	s.command = join_args(argc, argv);
-	run_as__from_sudo(&s.run_as);
 
 	/* the stats file comes first, before anything needs privilege */
 	if (!opts.stats_path)
