@@ -931,8 +931,7 @@ int cmd_track(int argc, const char **argv)
 	struct track_session s = { .out_dirfd = -1, .artifact_fd = -1, .guardian_fd = -1 };
 	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char **cmd_argv;
-	uint32_t prog_ids[16];
-	int err, nprogs;
+	int err;
 
 	argc = parse_options(argc, argv, options, track_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
@@ -982,8 +981,7 @@ int cmd_track(int argc, const char **argv)
 	load_bpf(&s);
 	proc_table__init(&s.procs);
 
-	nprogs = bpf_track__prog_ids(s.bpf, prog_ids, ARRAY_SIZE(prog_ids));
-	err = pressure__start_guardian(bpf_track__pressure_fd(s.bpf), prog_ids, nprogs);
+	err = pressure__start_guardian(bpf_track__pressure_fd(s.bpf));
 	if (err < 0)
 		die("cannot start the guardian process: %s", strerror(-err));
 	s.guardian_fd = err;
