@@ -21,6 +21,7 @@
 #include "util/artifact.h"
 #include "util/gnuplot.h"
 #include "util/parse-options.h"
+#include "util/quote.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
@@ -80,11 +81,11 @@ static void progress__update(struct progress *pg, struct artifact *a)
 	pg->shown = true;
 	if (size)
 		fprintf(stderr, "\rreading '%s': %3.0f%% (%.1f of %.1f MB, %" PRIu64 " records)",
-			artifact__name(a), 100.0 * artifact__offset(a) / size,
+			quote_term(artifact__name(a)), 100.0 * artifact__offset(a) / size,
 			artifact__offset(a) / 1e6, size / 1e6, artifact__records(a));
 	else
 		fprintf(stderr, "\rreading '%s': %" PRIu64 " records",
-			artifact__name(a), artifact__records(a));
+			quote_term(artifact__name(a)), artifact__records(a));
 }
 
 static void progress__done(struct progress *pg)
@@ -158,22 +159,6 @@ static const struct dump_field dump_fields[] = {
 	DF(AF_FRAMES, "frames", D_FRAMES, frames),
 };
 
-static void print_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void dump_value(FILE *out, const struct artifact_record *r,
 		       const struct dump_field *f)
 {
@@ -184,7 +169,7 @@ static void dump_value(FILE *out, const struct artifact_record *r,
 	case D_I32: fprintf(out, "%" PRId32, *(const int32_t *)p); break;
 	case D_U32: fprintf(out, "%" PRIu32, *(const uint32_t *)p); break;
 	case D_U64: fprintf(out, "%" PRIu64, *(const uint64_t *)p); break;
-	case D_STR: print_json_string(out, *(const char *const *)p); break;
+	case D_STR: quote_json(out, *(const char *const *)p); break;
 	case D_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
 	case D_DROPS:
 		fprintf(out, "{\"events\":%" PRIu64 ",\"stacks\":%" PRIu64 "}", r->drops_events,
@@ -569,12 +554,12 @@ static void print_header(const struct report_summary *s, const char *path)
 	const struct report_meta *m = &s->meta;
 	char ex[32];
 
-	printf("# artifact: %s\n", path);
+	printf("# artifact: %s\n", quote_term(path));
 	if (s->has_meta) {
 		if (m->has & AR_HAS(AF_COMMAND))
-			printf("# command: %s\n", m->command);
+			printf("# command: %s\n", quote_term(m->command));
 		printf("# recorded by %s %s (format %u), root pid %d",
-		       m->tool ? m->tool : "?", m->version ? m->version : "?",
+		       m->tool ? quote_term(m->tool) : "?", m->version ? quote_term(m->version) : "?",
 		       m->format, m->root_pid);
 		if (m->has & AR_HAS(AF_EXIT_CODE))
 			printf(", %s", exit_words(m->exit_code, ex, sizeof(ex)));
@@ -723,10 +708,10 @@ static void print_processes(const struct report_summary *s)
 		if (p->info_has & AR_HAS(AF_EXIT_CODE))
 			exit_words(p->exit_code, ex, sizeof(ex));
 		printf("  %8d %8s %-16s %-10s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s\n",
-		       p->pid, ppid, p->comm ? p->comm : "-", ex, p->heap.allocs,
+		       p->pid, ppid, p->comm ? quote_term(p->comm) : "-", ex, p->heap.allocs,
 		       HB(p->heap.bytes_allocated), HB(p->heap.peak_bytes),
 		       HB(p->heap.leaked_bytes), p->heap.unknown_frees,
-		       p->exe ? p->exe : "-");
+		       p->exe ? quote_term(p->exe) : "-");
 	}
 	free(procs);
 }
@@ -751,16 +736,16 @@ static void print_frame(const struct report_frame *f)
 		return;
 	}
 	if (f->symbol) {
-		printf("%s+0x%" PRIx64, f->symbol, f->offset);
+		printf("%s+0x%" PRIx64, quote_term(f->symbol), f->offset);
 		if (module)
-			printf(" (%s)", module);
+			printf(" (%s)", quote_term(module));
 	} else {
-		fputs(f->name, stdout);
+		fputs(quote_term(f->name), stdout);
 	}
 	if (f->file && f->line)
-		printf(" %s:%" PRIu32, f->file, f->line);
+		printf(" %s:%" PRIu32, quote_term(f->file), f->line);
 	else if (f->file)
-		printf(" %s", f->file);
+		printf(" %s", quote_term(f->file));
 }
 
 static void print_site_frames(const struct report_site *site, const char *indent)
@@ -1133,9 +1118,10 @@ static cJSON *json_summary(struct loaded *l, const char *path,
 	return o;
 }
 
+/* valid UTF-8 whatever the artifact's strings hold: cJSON passes their bytes on */
 static int print_json(cJSON *o)
 {
-	char *text;
+	char *text, *fixed;
 
 	if (!o)
 		return -1;
@@ -1144,7 +1130,13 @@ static int print_json(cJSON *o)
 	cJSON_Delete(o);
 	if (!text)
 		return error("out of memory");
-	puts(text);
+	fixed = utf8_repair(text);
+	if (!fixed && errno) {
+		free(text);
+		return error("out of memory");
+	}
+	puts(fixed ? fixed : text);
+	free(fixed);
 	free(text);
 	return 0;
 }
@@ -1259,7 +1251,7 @@ static void print_diff(const struct loaded *base, const struct loaded *head,
 {
 	size_t i;
 
-	printf("# base: %s\n# head: %s\n\n", bpath, hpath);
+	printf("# base: %s\n# head: %s\n\n", quote_term(bpath), quote_term(hpath));
 	printf("  %-22s %16s %16s %10s\n", "", "base", "head", "change");
 	for (i = 0; i < ARRAY_SIZE(diff_rows); i++) {
 		const struct diff_row *r = &diff_rows[i];
@@ -1337,7 +1329,7 @@ static void print_site_diff(const struct site_diff *d, const struct report_opts 
 
 	printf("\nCall sites that grew most, by %s", site_titles[d->key]);
 	if (d->no_stacks) {
-		printf("\n  no call stacks in '%s': %s\n", d->no_stacks, NO_STACKS_HINT);
+		printf("\n  no call stacks in '%s': %s\n", quote_term(d->no_stacks), NO_STACKS_HINT);
 		return;
 	}
 	if (!d->nr) {
@@ -1463,8 +1455,11 @@ static int cmd_flamegraph(const char *path, struct report_opts *o)
 	} else if (report_sites__folded(l.s.sites, o->depth, o->weight_calls, &f, &n)) {
 		ret = error("out of memory");
 	} else {
-		for (i = 0; i < n; i++)
-			printf("%s %" PRIu64 "\n", f[i].line, f[i].weight);
+		for (i = 0; i < n; i++) {
+			/* a newline in a name would make a stack of its own */
+			quote_term_fputs(f[i].line, stdout);
+			printf(" %" PRIu64 "\n", f[i].weight);
+		}
 		report_folded__free(f, n);
 	}
 	if (l.truncated)

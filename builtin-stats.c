@@ -15,6 +15,7 @@
 #include "cJSON.h"
 #include "util/gnuplot.h"
 #include "util/parse-options.h"
+#include "util/quote.h"
 #include "util/spawn.h"
 #include "util/stats-derive.h"
 #include "util/stats-plot.h"
@@ -92,8 +93,8 @@ static int ring_name_width(const struct stats_file *sf)
 	size_t i;
 
 	for (i = 0; i < sf->nr_rings; i++)
-		if ((int)strlen(sf->rings[i]->name) > width)
-			width = strlen(sf->rings[i]->name);
+		if ((int)strlen(quote_term(sf->rings[i]->name)) > width)
+			width = strlen(quote_term(sf->rings[i]->name));
 	return width;
 }
 
@@ -104,7 +105,7 @@ static void print_file_header(const struct stats_file *sf)
 	int i;
 
 	stats_file__summarize(sf, &pipe);
-	printf("%s: span %.3f s, %lu rows (", stats_file__name(sf), pipe.span_s,
+	printf("%s: span %.3f s, %lu rows (", quote_term(stats_file__name(sf)), pipe.span_s,
 	       sf->lines - sf->malformed);
 	for (i = 0; i < STATS_KIND_MAX; i++) {
 		if (!sf->rows[i])
@@ -136,7 +137,7 @@ static void print_ring_table(const struct stats_file *sf)
 
 		stats_ring__summarize(sf, sf->rings[i], &s);
 		format_size(s.size, size, sizeof(size));
-		printf("%-*s %6s", w, s.name, size);
+		printf("%-*s %6s", w, quote_term(s.name), size);
 		put_number(s.written / MB, 10, 1);
 		put_number(s.write_avg / MB, 9, 1);
 		put_number(s.write_peak / MB, 9, 1);
@@ -213,10 +214,10 @@ static void print_shard_table(const struct stats_cmd *cmd)
 	size_t i;
 
 	for (i = 0; i < cmd->nr_files; i++)
-		if ((int)strlen(stats_file__name(cmd->files[i])) > w)
-			w = strlen(stats_file__name(cmd->files[i]));
-	snprintf(written, sizeof(written), "%s GB", cmd->shard_ring);
-	snprintf(rate, sizeof(rate), "%s MB/s", cmd->shard_ring);
+		if ((int)strlen(quote_term(stats_file__name(cmd->files[i]))) > w)
+			w = strlen(quote_term(stats_file__name(cmd->files[i])));
+	snprintf(written, sizeof(written), "%s GB", quote_term(cmd->shard_ring));
+	snprintf(rate, sizeof(rate), "%s MB/s", quote_term(cmd->shard_ring));
 
 	printf("\nshards\n");
 	printf("%-*s %10s %12s %8s %8s %19s %19s %7s %9s\n", w, "file", written,
@@ -229,7 +230,7 @@ static void print_shard_table(const struct stats_cmd *cmd)
 		struct shard_row row;
 
 		shard_row__fill(&row, sf, cmd->shard_ring);
-		printf("%-*s", w, row.file);
+		printf("%-*s", w, quote_term(row.file));
 		put_number(row.ring.name ? row.ring.written / GB : NAN, 10, 3);
 		put_number(row.ring.write_avg / MB, 12, 1);
 		put_number(row.ring.busy_pct, 8, 1);
@@ -385,7 +386,7 @@ static cJSON *shard_to_json(const struct stats_file *sf, const char *ring_name)
 static int print_json(const struct stats_cmd *cmd)
 {
 	cJSON *doc = cJSON_CreateObject(), *files;
-	char *text;
+	char *text, *fixed;
 	size_t i;
 
 	if (!doc)
@@ -404,7 +405,14 @@ static int print_json(const struct stats_cmd *cmd)
 	cJSON_Delete(doc);
 	if (!text)
 		return error("out of memory printing JSON");
-	puts(text);
+	/* valid UTF-8 whatever the names hold: cJSON passes their bytes on */
+	fixed = utf8_repair(text);
+	if (!fixed && errno) {
+		cJSON_free(text);
+		return error("out of memory printing JSON");
+	}
+	puts(fixed ? fixed : text);
+	free(fixed);
 	cJSON_free(text);
 	return 0;
 }

@@ -154,6 +154,22 @@ static size_t escape_into(char *dst, size_t size, const char *src, bool quoting)
 	return used;
 }
 
+void quote_term_fputs(const char *s, FILE *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), n;
+	uint32_t cp = 0;
+	char buf[16];
+
+	while (len) {
+		n = utf8_seq(p, len, &cp);
+		fwrite(buf, 1, term_escape_one(buf, p, n, cp, false), out);
+		n = n ? n : 1;
+		p += n;
+		len -= n;
+	}
+}
+
 void quote_term_escape(char *dst, size_t size, const char *src)
 {
 	if (size)

@@ -36,6 +36,8 @@ const char *quote_term(const char *s);
  * with a NUL, cut at size - 1 bytes.
  */
 void quote_term_escape(char *dst, size_t size, const char *src);
+/* the same, written to out: for lines made of names, such as folded stacks */
+void quote_term_fputs(const char *s, FILE *out);
 
 /* true when s[0..len) is valid UTF-8 (RFC 3629: no overlong form, no surrogate) */
 int utf8_valid(const char *s, size_t len);

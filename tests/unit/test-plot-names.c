@@ -7,7 +7,8 @@
  *
  * `test-plot-names --write <dir>` writes artifacts for the shell tests: the
  * same events under plain and under hostile names (hostile-<n>.msgpack,
- * n = 0 .. HOSTILE_NAMES - 1), and one without heap events.
+ * n = 0 .. HOSTILE_NAMES - 1) as command, comm, exe, module, symbol and
+ * file, and one without heap events.
  */
 #include <cJSON.h>
 #include <stdlib.h>
@@ -206,20 +207,28 @@ static void test_timeline(void)
 /* ---- artifacts for the shell tests ---- */
 
 static const struct mt_alloc_event events[] = {
-	{ MT_MALLOC, 20, 20, 0, T0, 0x1000, 1000, 0 },
-	{ MT_MALLOC, 21, 21, 0, T0 + 1000000, 0x2000, 500, 0 },
-	{ MT_MALLOC, 22, 22, 0, T0 + 2000000, 0x3000, 2000, 0 },
-	{ MT_FREE, 20, 20, 0, T0 + 3000000, 0x1000, 0, 0 },
+	{ MT_MALLOC, 20, 20, 0, T0, 0x1000, 1000, 0, 1 },
+	{ MT_MALLOC, 21, 21, 0, T0 + 1000000, 0x2000, 500, 0, 0 },
+	{ MT_MALLOC, 22, 22, 0, T0 + 2000000, 0x3000, 2000, 0, 0 },
+	{ MT_FREE, 20, 20, 0, T0 + 3000000, 0x1000, 0, 0, 0 },
 };
 
+/* the name everywhere a string goes: command, comm, exe, module, symbol, file */
 static void pack_names(msgpack_packer *pk, void *arg)
 {
 	const char *name = arg;
+	struct frame_record f = {
+		.id = 1, .ip = 0x401000, .offset = 0x10,
+		.module = name, .symbol = name, .file = name, .line = 7,
+	};
+	uint64_t frames[] = { 1 };
 
 	test_pack_meta(pk, name, 20, T0, T0 + 4000000, 0, 0);
 	test_pack_process(pk, 20, 1, name, name, 0);
 	test_pack_process(pk, 21, 20, name, name, 0);
 	test_pack_process(pk, 22, 20, name, NULL, 0);
+	pack_frame_record(pk, &f);
+	pack_stack_record(pk, 1, 20, frames, 1);
 }
 
 static const struct mt_alloc_event no_heap[] = {
