@@ -25,7 +25,6 @@
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
-#include "util/spawn.h"
 #include "util/usage.h"
 #include "util/util.h"
 
@@ -1153,62 +1152,13 @@ static void process_name(int32_t pid, char *buf, size_t len, void *arg)
 		snprintf(buf, len, "pid %d", pid);
 }
 
-/* the script, rendering into output, or into gnuplot's stdout with NULL */
-static int timeline_script(struct report_summary *s, const char *output,
-			   struct gnuplot_script *gs)
+static int write_timeline(FILE *out, const char *output, void *arg)
 {
-	int err;
+	struct report_summary *s = arg;
+	int err = report_timeline__write_gnuplot(s->timeline, out, output,
+						 TIMELINE_PROCESSES, process_name, s);
 
-	if (gnuplot_script__init(gs))
-		return error("out of memory");
-	err = report_timeline__write_gnuplot(s->timeline, gs->out, output,
-					     TIMELINE_PROCESSES, process_name, s);
-	if (gnuplot_script__finish(gs) && !err)
-		err = -ENOMEM;
-	if (err) {
-		gnuplot_script__exit(gs);
-		return error("cannot write the timeline script: %s", strerror(-err));
-	}
-	return 0;
-}
-
-/* --gnuplot alone names <script>.png, as stats does */
-static int save_timeline_script(struct report_summary *s, const struct report_opts *o,
-				const struct run_as *as)
-{
-	struct gnuplot_script gs;
-	char *png = NULL;
-	int ret;
-
-	if (!o->timeline) {
-		png = gnuplot__png_for(o->gnuplot);
-		if (!png)
-			return error("out of memory");
-	}
-	ret = timeline_script(s, o->timeline ? o->timeline : png, &gs);
-	if (!ret)
-		ret = gnuplot__save(&gs, o->gnuplot, as);
-	gnuplot_script__exit(&gs);
-	free(png);
-	return ret;
-}
-
-static int plot_timeline(struct report_summary *s, const struct report_opts *o)
-{
-	struct gnuplot_script gs;
-	struct run_as as;
-	int ret = 0;
-
-	run_as__from_sudo(&as);
-	if (o->gnuplot)
-		ret = save_timeline_script(s, o, &as);
-	if (ret || !o->timeline)
-		return ret;
-	ret = timeline_script(s, NULL, &gs);
-	if (!ret)
-		ret = gnuplot__render(&gs, o->timeline, &as);
-	gnuplot_script__exit(&gs);
-	return ret;
+	return err ? error("cannot write the timeline script: %s", strerror(-err)) : 0;
 }
 
 /* ---- --diff ------------------------------------------------------------- */
@@ -1482,7 +1432,7 @@ static int cmd_summary(const char *path, struct report_opts *o)
 	else
 		ret = print_summary(&l, path, o);
 	if (!ret && (o->timeline || o->gnuplot))
-		ret = plot_timeline(&l.s, o);
+		ret = gnuplot__plot(o->timeline, o->gnuplot, write_timeline, &l.s);
 	if (l.truncated)
 		ret = -1;
 	report_summary__exit(&l.s);
@@ -1608,11 +1558,8 @@ int cmd_report(int argc, const char **argv)
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
 	/* do not read a large artifact only to find gnuplot missing */
-	if (o.timeline && !gnuplot__available()) {
-		error("cannot draw the timeline: gnuplot is not installed (install the "
-		      "'gnuplot-nox' package); --gnuplot <file> writes the script without it");
+	if (o.timeline && !o.gnuplot && gnuplot__check())
 		return 1;
-	}
 
 	if (o.dump)
 		ret = cmd_dump(argv[0], &o);

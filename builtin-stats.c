@@ -16,7 +16,6 @@
 #include "util/gnuplot.h"
 #include "util/parse-options.h"
 #include "util/quote.h"
-#include "util/spawn.h"
 #include "util/stats-derive.h"
 #include "util/stats-plot.h"
 #include "util/stats-read.h"
@@ -419,10 +418,9 @@ static int print_json(const struct stats_cmd *cmd)
 
 /* ---- plots ---- */
 
-/* the script, rendering into output, or into gnuplot's stdout with NULL */
-static int make_script(const struct stats_cmd *cmd, const char *output,
-		       struct gnuplot_script *gs)
+static int write_plot(FILE *out, const char *output, void *arg)
 {
+	const struct stats_cmd *cmd = arg;
 	struct stats_plot_opts opts = {
 		.output = output,
 		.width = cmd->width,
@@ -430,63 +428,7 @@ static int make_script(const struct stats_cmd *cmd, const char *output,
 		.watermark = cmd->watermark,
 	};
 
-	if (gnuplot_script__init(gs))
-		return error("out of memory");
-	if (stats_plot__write(gs->out, cmd->files, cmd->nr_files, &opts)) {
-		gnuplot_script__exit(gs);
-		return -1;
-	}
-	if (gnuplot_script__finish(gs)) {
-		gnuplot_script__exit(gs);
-		return error("out of memory writing the plot script");
-	}
-	return 0;
-}
-
-static int no_gnuplot(void)
-{
-	return error("cannot plot: gnuplot is not installed (install the 'gnuplot-nox' package); "
-		     "--gnuplot <file> writes the script without it");
-}
-
-/* --gnuplot: the script alone, naming the PNG it renders to */
-static int save_script(const struct stats_cmd *cmd, const struct run_as *as)
-{
-	struct gnuplot_script gs;
-	char *png = NULL;
-	int ret;
-
-	if (!cmd->plot_path) {
-		png = gnuplot__png_for(cmd->script_path);
-		if (!png)
-			return error("out of memory");
-	}
-	ret = make_script(cmd, cmd->plot_path ? cmd->plot_path : png, &gs);
-	if (!ret)
-		ret = gnuplot__save(&gs, cmd->script_path, as);
-	gnuplot_script__exit(&gs);
-	free(png);
-	return ret;
-}
-
-static int plot(const struct stats_cmd *cmd)
-{
-	struct gnuplot_script gs;
-	struct run_as as;
-	int ret = 0;
-
-	run_as__from_sudo(&as);
-	if (cmd->script_path)
-		ret = save_script(cmd, &as);
-	if (ret || !cmd->plot_path)
-		return ret;
-	if (!gnuplot__available())
-		return no_gnuplot();
-	ret = make_script(cmd, NULL, &gs);
-	if (!ret)
-		ret = gnuplot__render(&gs, cmd->plot_path, &as);
-	gnuplot_script__exit(&gs);
-	return ret;
+	return stats_plot__write(out, cmd->files, cmd->nr_files, &opts);
 }
 
 /* ---- reading ---- */
@@ -560,10 +502,8 @@ int cmd_stats(int argc, const char **argv)
 		usage_with_options(stats_usage, options);
 	}
 	/* do not read a large file only to find gnuplot missing */
-	if (cmd.plot_path && !cmd.script_path && !gnuplot__available()) {
-		no_gnuplot();
+	if (cmd.plot_path && !cmd.script_path && gnuplot__check())
 		return 1;
-	}
 
 	if (read_files(&cmd, argc, argv)) {
 		ret = 1;
@@ -574,7 +514,7 @@ int cmd_stats(int argc, const char **argv)
 	else if (!cmd.quiet)
 		print_text(&cmd);
 	if (!ret && (cmd.plot_path || cmd.script_path))
-		ret = plot(&cmd);
+		ret = gnuplot__plot(cmd.plot_path, cmd.script_path, write_plot, &cmd);
 	ret = ret ? 1 : 0;
 out:
 	free_files(&cmd);

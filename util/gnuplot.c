@@ -19,29 +19,33 @@
 #define MAX_PNG		(512ULL << 20)
 #define PNG_MAGIC	"\x89PNG\r\n\x1a\n"
 
-int gnuplot_script__init(struct gnuplot_script *gs)
-{
-	memset(gs, 0, sizeof(*gs));
-	gs->out = open_memstream(&gs->text, &gs->len);
-	return gs->out ? 0 : -ENOMEM;
-}
+struct script {
+	char *text;
+	size_t len;
+};
 
-int gnuplot_script__finish(struct gnuplot_script *gs)
+/* write()'s script in memory; 0, or -1 after an error message */
+static int script__make(struct script *sc, gnuplot_write_fn *write, void *arg,
+			const char *output)
 {
-	int err = ferror(gs->out) ? -ENOMEM : 0;
+	FILE *out;
+	int ret;
 
-	if (fclose(gs->out))
-		err = -ENOMEM;
-	gs->out = NULL;
-	return err;
-}
-
-void gnuplot_script__exit(struct gnuplot_script *gs)
-{
-	if (gs->out)
-		fclose(gs->out);
-	free(gs->text);
-	memset(gs, 0, sizeof(*gs));
+	sc->text = NULL;
+	sc->len = 0;
+	out = open_memstream(&sc->text, &sc->len);
+	if (!out)
+		return error("out of memory");
+	ret = write(out, output, arg);
+	if (ferror(out) && !ret)
+		ret = error("out of memory writing the gnuplot script");
+	if (fclose(out) && !ret)
+		ret = error("out of memory writing the gnuplot script");
+	if (ret) {
+		free(sc->text);
+		sc->text = NULL;
+	}
+	return ret;
 }
 
 void gnuplot__set_png(FILE *out, unsigned int width, unsigned int height,
@@ -59,7 +63,8 @@ void gnuplot__set_png(FILE *out, unsigned int width, unsigned int height,
 	}
 }
 
-char *gnuplot__png_for(const char *script)
+/* what --gnuplot <script> alone renders to: <script> less .gp, plus .png */
+static char *png_for(const char *script)
 {
 	size_t len = strlen(script);
 	char *png;
@@ -74,7 +79,7 @@ char *gnuplot__png_for(const char *script)
 	return png;
 }
 
-bool gnuplot__available(void)
+static bool available(void)
 {
 	const char *path = getenv("PATH");
 	char buf[4096];
@@ -98,7 +103,15 @@ bool gnuplot__available(void)
 	return false;
 }
 
-static int script_memfd(const struct gnuplot_script *gs)
+int gnuplot__check(void)
+{
+	if (available())
+		return 0;
+	return error("cannot plot: gnuplot is not installed (install the 'gnuplot-nox' package); "
+		     "--gnuplot <file> writes the script without it");
+}
+
+static int script_memfd(const struct script *gs)
 {
 	int fd = memfd_create("memtrack-plot", MFD_CLOEXEC), err;
 
@@ -164,7 +177,7 @@ static int read_png(int fd, struct png *png)
 }
 
 /* runs gnuplot, its output in png; 0 or -1 after an error */
-static int run(const struct gnuplot_script *gs, struct png *png, const struct run_as *as)
+static int run(const struct script *gs, struct png *png, const struct run_as *as)
 {
 	int script, pipefd[2], err, status;
 	pid_t pid;
@@ -235,8 +248,7 @@ static int open_parent(const struct run_as *as, const char *path, const char *wh
 	return dirfd;
 }
 
-int gnuplot__render(const struct gnuplot_script *gs, const char *png,
-		    const struct run_as *as)
+static int render(const struct script *sc, const char *png, const struct run_as *as)
 {
 	struct png image = { 0 };
 	const char *name;
@@ -245,7 +257,7 @@ int gnuplot__render(const struct gnuplot_script *gs, const char *png,
 	dirfd = open_parent(as, png, "plot", &name);
 	if (dirfd < 0)
 		return -1;
-	ret = run(gs, &image, as);
+	ret = run(sc, &image, as);
 	if (ret)
 		error("no plot written to '%s'", png);
 	else
@@ -255,8 +267,7 @@ int gnuplot__render(const struct gnuplot_script *gs, const char *png,
 	return ret;
 }
 
-int gnuplot__save(const struct gnuplot_script *gs, const char *path,
-		  const struct run_as *as)
+static int save(const struct script *sc, const char *path, const struct run_as *as)
 {
 	const char *name;
 	int dirfd, ret;
@@ -264,7 +275,48 @@ int gnuplot__save(const struct gnuplot_script *gs, const char *path,
 	dirfd = open_parent(as, path, "gnuplot script", &name);
 	if (dirfd < 0)
 		return -1;
-	ret = write_file(as, dirfd, name, path, "gnuplot script", gs->text, gs->len);
+	ret = write_file(as, dirfd, name, path, "gnuplot script", sc->text, sc->len);
 	close(dirfd);
+	return ret;
+}
+
+/* --gnuplot: the script alone, naming the PNG it renders to */
+static int save_script(const char *png, const char *script, gnuplot_write_fn *write,
+		       void *arg, const struct run_as *as)
+{
+	char *own_png = NULL;
+	struct script sc;
+	int ret;
+
+	if (!png) {
+		png = own_png = png_for(script);
+		if (!png)
+			return error("out of memory");
+	}
+	ret = script__make(&sc, write, arg, png);
+	if (!ret)
+		ret = save(&sc, script, as);
+	free(sc.text);
+	free(own_png);
+	return ret;
+}
+
+int gnuplot__plot(const char *png, const char *script, gnuplot_write_fn *write, void *arg)
+{
+	struct run_as as;
+	struct script sc;
+	int ret = 0;
+
+	run_as__from_sudo(&as);
+	if (script)
+		ret = save_script(png, script, write, arg, &as);
+	if (ret || !png)
+		return ret;
+	if (gnuplot__check())
+		return -1;
+	ret = script__make(&sc, write, arg, NULL);
+	if (!ret)
+		ret = render(&sc, png, &as);
+	free(sc.text);
 	return ret;
 }

@@ -48,52 +48,48 @@ stats_file() {
 		jq -c --arg r "$2" 'if .ring == "stacks" then .ring = $r else . end' >"$1"
 }
 
+# check <what> <plain script> <script> <png> <command...>: the command (run in
+# $work) exits 0 and writes a PNG and a script of the plain one's shape, which
+# gnuplot renders alone
+check() {
+	local what=$1 plain=$2 script=$3 png=$4 rc=0
+	shift 4
+	(cd "$work" && "$@" >/dev/null) 2>"$tmp/err" || rc=$?
+	expect_eq "$what: exit 0, nothing said" "0 " "$rc $(cat "$tmp/err")"
+	if png_ok "$png"; then pass "$what: a PNG"; else fail "$what: a PNG" "none"; fi
+	expect_eq "$what: as many plot commands" "$(grep -c '^plot ' "$plain")" \
+		"$(grep -c '^plot ' "$script")"
+	if diff <(shape "$plain") <(shape "$script") >"$tmp/diff"; then
+		pass "$what: the script's shape"
+	else
+		fail "$what: the script's shape" "$(head -5 "$tmp/diff")"
+	fi
+	rc=0
+	(cd "$work/render" && gnuplot "$script") 2>"$tmp/err" || rc=$?
+	expect_eq "$what: gnuplot renders the script alone" "0 " "$rc $(cat "$tmp/err")"
+}
+
 test_stats() {
-	local i name rc plots
+	local i name
 	stats_file "$work/plain.jsonl" stacks
 	cp "$work/plain.jsonl" "$work/other.jsonl"
 	(cd "$work" && "$MEMTRACK" stats -q --gnuplot plain.gp plain.jsonl other.jsonl)
-	plots=$(grep -c '^plot ' "$work/plain.gp")
 	for i in "${!names[@]}"; do
 		name=${names[$i]}
 		stats_file "$work/$name.jsonl" "$name"
-		rc=0
-		(cd "$work" && "$MEMTRACK" stats -q --gnuplot "s$i.gp" --plot "$name.png" \
-			"$name.jsonl" other.jsonl) 2>"$tmp/err" || rc=$?
-		expect_eq "stats, name $i: --plot and --gnuplot exit 0" "0 " "$rc $(cat "$tmp/err")"
-		if png_ok "$work/$name.png"; then pass "stats, name $i: a PNG"; else fail "stats, name $i: a PNG" "none"; fi
-		expect_eq "stats, name $i: as many plot commands" "$plots" "$(grep -c '^plot ' "$work/s$i.gp")"
-		if diff <(shape "$work/plain.gp") <(shape "$work/s$i.gp") >"$tmp/diff"; then
-			pass "stats, name $i: the script's shape"
-		else
-			fail "stats, name $i: the script's shape" "$(head -5 "$tmp/diff")"
-		fi
-		rc=0
-		(cd "$work/render" && gnuplot "../s$i.gp") 2>"$tmp/err" || rc=$?
-		expect_eq "stats, name $i: gnuplot renders the script alone" "0 " "$rc $(cat "$tmp/err")"
+		check "stats, name $i" "$work/plain.gp" "$work/s$i.gp" "$work/$name.png" \
+			"$MEMTRACK" stats -q --gnuplot "s$i.gp" --plot "$name.png" "$name.jsonl" other.jsonl
 	done
 }
 
 test_report() {
-	local i name rc plots
+	local i name
 	(cd "$work" && "$MEMTRACK" report -q --gnuplot plain-r.gp "$tmp/art/plain.msgpack" >/dev/null)
-	plots=$(grep -c '^plot ' "$work/plain-r.gp")
 	for i in "${!names[@]}"; do
 		name=${names[$i]}
-		rc=0
-		(cd "$work" && "$MEMTRACK" report -q --timeline "$name.t.png" --gnuplot "r$i.gp" \
-			"$tmp/art/hostile-$i.msgpack" >/dev/null) 2>"$tmp/err" || rc=$?
-		expect_eq "report, name $i: --timeline and --gnuplot exit 0" "0 " "$rc $(cat "$tmp/err")"
-		if png_ok "$work/$name.t.png"; then pass "report, name $i: a PNG"; else fail "report, name $i: a PNG" "none"; fi
-		expect_eq "report, name $i: as many plot commands" "$plots" "$(grep -c '^plot ' "$work/r$i.gp")"
-		if diff <(shape "$work/plain-r.gp") <(shape "$work/r$i.gp") >"$tmp/diff"; then
-			pass "report, name $i: the script's shape"
-		else
-			fail "report, name $i: the script's shape" "$(head -5 "$tmp/diff")"
-		fi
-		rc=0
-		(cd "$work/render" && gnuplot "../r$i.gp") 2>"$tmp/err" || rc=$?
-		expect_eq "report, name $i: gnuplot renders the script alone" "0 " "$rc $(cat "$tmp/err")"
+		check "report, name $i" "$work/plain-r.gp" "$work/r$i.gp" "$work/$name.t.png" \
+			"$MEMTRACK" report -q --timeline "$name.t.png" --gnuplot "r$i.gp" \
+			"$tmp/art/hostile-$i.msgpack"
 	done
 }
 
