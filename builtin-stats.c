@@ -5,6 +5,7 @@
  * a shard table for several files), and plots them with gnuplot.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,7 @@ static cJSON *ring_to_json(const struct stats_file *sf, const struct stats_ring 
 	add_number(obj, "drain_mb_s_avg", s.drain_avg / MB);
 	add_number(obj, "drain_mb_s_peak", s.drain_peak / MB);
 	add_number(obj, "fill_pct_max", s.fill_max_pct);
+	add_number(obj, "watermark_pct", s.watermark_pct);
 	add_number(obj, "busy_pct", s.busy_pct);
 	add_count(obj, "episodes", s.episodes);
 	add_number(obj, "paused_ms_sum", s.paused_ms_sum);
@@ -467,7 +469,7 @@ static void free_files(struct stats_cmd *cmd)
 
 int cmd_stats(int argc, const char **argv)
 {
-	struct stats_cmd cmd = { .watermark = 75, .shard_ring = "stacks" };
+	struct stats_cmd cmd = { .watermark = UINT_MAX, .shard_ring = "stacks" };
 	const struct option options[] = {
 		OPT_BOOLEAN(0, "json", &cmd.json, "print the figures as one JSON document"),
 		OPT_STRING(0, "plot", &cmd.plot_path, "file",
@@ -478,7 +480,7 @@ int cmd_stats(int argc, const char **argv)
 			     "<width>x<height> of the PNG in pixels (default 1280 wide, 280 per panel)",
 			     parse_plot_size),
 		OPT_UINTEGER(0, "watermark", &cmd.watermark, "pct",
-			     "pressure watermark drawn on the fill panel (default 75)"),
+			     "watermark drawn on the fill panel (default: each ring's own)"),
 		OPT_STRING(0, "shard-ring", &cmd.shard_ring, "ring",
 			   "ring shown in the shard table (default stacks)"),
 		OPT_BOOLEAN(0, "strict", &cmd.strict, "stop at the first malformed line"),
@@ -493,7 +495,9 @@ int cmd_stats(int argc, const char **argv)
 		error("no stats file given");
 		usage_with_options(stats_usage, options);
 	}
-	if (!cmd.watermark || cmd.watermark > 100) {
+	if (cmd.watermark == UINT_MAX)
+		cmd.watermark = 0;	/* each ring's own, from its ring_open row */
+	else if (!cmd.watermark || cmd.watermark > 100) {
 		error("--watermark must be between 1 and 100");
 		usage_with_options(stats_usage, options);
 	}

@@ -15,13 +15,19 @@
 #define NS_PER_S	1e9
 #define NS_PER_MS	1e6
 
-const char *const stats_kind_names[STATS_KIND_MAX] = {
-	[STATS_KIND_RING_OPEN]	= "ring_open",
-	[STATS_KIND_RING]	= "ring",
-	[STATS_KIND_PRESSURE]	= "pressure",
-	[STATS_KIND_BACKLOG]	= "backlog",
-	[STATS_KIND_RESOLVE]	= "resolve",
-	[STATS_KIND_ENCODE]	= "encode",
+/* the figures of one ring row */
+struct stats_ring_row {
+	const char *ring;
+	uint64_t t0, prod0, cons0;
+	uint64_t t1, prod1, cons1;
+	uint64_t peak;
+	bool has_peak;
+};
+
+struct stats_encode_row {
+	uint64_t t, events;
+	uint64_t wait_ns, encode_ns, write_ns;
+	uint64_t msgpack_bytes, zstd_bytes;
 };
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -147,14 +153,15 @@ static struct stats_ring *get_ring(struct stats_file *sf, const char *name)
 	return r;
 }
 
-int stats_file__add_ring_open(struct stats_file *sf, const char *ring,
-			      uint64_t t, bool has_t, uint64_t size)
+static int add_ring_open(struct stats_file *sf, const char *ring, uint64_t t, bool has_t,
+			 uint64_t size, uint64_t watermark)
 {
 	struct stats_ring *r = get_ring(sf, ring);
 
 	if (!r)
 		return -ENOMEM;
 	r->size = size;
+	r->watermark = watermark;
 	if (has_t)
 		note_time(sf, t);
 	sf->rows[STATS_KIND_RING_OPEN]++;
@@ -256,7 +263,7 @@ static int ring__add_bins(struct stats_file *sf, struct stats_ring *r,
  * The caller checks that t0 <= t1, prod0 <= prod1, cons0 <= cons1 and
  * cons <= prod at both ends.
  */
-int stats_file__add_ring(struct stats_file *sf, const struct stats_ring_row *row)
+static int add_ring(struct stats_file *sf, const struct stats_ring_row *row)
 {
 	struct stats_ring *r = get_ring(sf, row->ring);
 	uint64_t fill;
@@ -439,8 +446,8 @@ static int file__add_pause(struct stats_file *sf, struct stats_ring *r,
  * One pressure row is one episode: from the first stop among its pids to
  * the release at t.  Each pid was paused for t - stopped_at.
  */
-int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
-			     const struct stats_pause *pauses, size_t nr)
+static int add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
+			const struct stats_pause *pauses, size_t nr)
 {
 	struct stats_ring *r = NULL;
 	uint64_t start = t;
@@ -465,8 +472,8 @@ int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t
 				2 * STATS_MAX_BINS);
 }
 
-int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
-			    uint64_t received, uint64_t rss)
+static int add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
+		       uint64_t received, uint64_t rss)
 {
 	int64_t in_flight = (int64_t)(sent - received);
 
@@ -482,8 +489,7 @@ int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
 	return 0;
 }
 
-int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
-			    uint64_t n __maybe_unused)
+static int add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1)
 {
 	note_time(sf, t0);
 	note_time(sf, t1);
@@ -498,7 +504,7 @@ int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
  * at the end of the window, after the wait for input; its bytes are spread
  * over the whole window.
  */
-int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row *row)
+static int add_encode(struct stats_file *sf, const struct stats_encode_row *row)
 {
 	struct timeline *tl = &sf->timeline;
 	uint64_t busy = row->encode_ns + row->write_ns;
@@ -519,6 +525,50 @@ int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row 
 	    timeline__spread(tl, &sf->encode_out, window_start, row->t,
 				   row->zstd_bytes))
 		return -ENOMEM;
+	return 0;
+}
+
+int stats_file__add_row(struct stats_file *sf, enum stats_kind kind,
+			const struct stats_values *v)
+{
+	const uint64_t *u = v->u;
+
+	switch (kind) {
+	case STATS_KIND_RING_OPEN:
+		return add_ring_open(sf, v->ring, u[STATS_KEY_T], v->has & STATS_HAS(T),
+				     u[STATS_KEY_SIZE], u[STATS_KEY_WATERMARK]);
+	case STATS_KIND_RING: {
+		struct stats_ring_row r = {
+			.ring = v->ring,
+			.t0 = u[STATS_KEY_T0], .prod0 = u[STATS_KEY_PROD0],
+			.cons0 = u[STATS_KEY_CONS0], .t1 = u[STATS_KEY_T1],
+			.prod1 = u[STATS_KEY_PROD1], .cons1 = u[STATS_KEY_CONS1],
+			.peak = u[STATS_KEY_PEAK], .has_peak = v->has & STATS_HAS(PEAK),
+		};
+
+		return add_ring(sf, &r);
+	}
+	case STATS_KIND_PRESSURE:
+		return add_pressure(sf, v->ring, u[STATS_KEY_T], v->pauses, v->nr_pauses);
+	case STATS_KIND_BACKLOG:
+		return add_backlog(sf, u[STATS_KEY_T], u[STATS_KEY_SENT],
+				   u[STATS_KEY_RECEIVED], u[STATS_KEY_RSS]);
+	case STATS_KIND_RESOLVE:
+		return add_resolve(sf, u[STATS_KEY_T0], u[STATS_KEY_T1]);
+	case STATS_KIND_ENCODE: {
+		struct stats_encode_row e = {
+			.t = u[STATS_KEY_T], .events = u[STATS_KEY_EVENTS],
+			.wait_ns = u[STATS_KEY_WAIT_NS], .encode_ns = u[STATS_KEY_ENCODE_NS],
+			.write_ns = u[STATS_KEY_WRITE_NS],
+			.msgpack_bytes = u[STATS_KEY_MSGPACK_BYTES],
+			.zstd_bytes = u[STATS_KEY_ZSTD_BYTES],
+		};
+
+		return add_encode(sf, &e);
+	}
+	case STATS_KIND_MAX:
+		break;
+	}
 	return 0;
 }
 
@@ -556,6 +606,8 @@ void stats_ring__summarize(const struct stats_file *sf,
 	sum->drain_peak = drain_peak(r);
 	sum->fill_max_pct = r->size && r->rows ?
 			    100.0 * (double)r->fill_max / (double)r->size : NAN;
+	sum->watermark_pct = r->size && r->watermark ?
+			     100.0 * (double)r->watermark / (double)r->size : NAN;
 	sum->busy_pct = percent_of_span(r->busy_ns, stats_file__span_ns(sf));
 	sum->episodes = r->episodes;
 	sum->paused_ms_sum = r->paused_ns_sum / NS_PER_MS;

@@ -12,22 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stats-format.h"
 #include "timeline.h"
 
 #define STATS_BIN_NS		100000000ULL	/* 100 ms */
 #define STATS_MAX_BINS		4096
-
-enum stats_kind {
-	STATS_KIND_RING_OPEN,
-	STATS_KIND_RING,
-	STATS_KIND_PRESSURE,
-	STATS_KIND_BACKLOG,
-	STATS_KIND_RESOLVE,
-	STATS_KIND_ENCODE,
-	STATS_KIND_MAX,
-};
-
-extern const char *const stats_kind_names[STATS_KIND_MAX];
 
 struct stats_span {
 	uint64_t start, end;
@@ -57,6 +46,7 @@ struct stats_drain_bin {
 struct stats_ring {
 	char *name;
 	uint64_t size;			/* from ring_open; 0 when unknown */
+	uint64_t watermark;		/* bytes, from ring_open; 0 when unknown */
 
 	unsigned long rows;
 	uint64_t first_t0, last_t1;
@@ -121,25 +111,6 @@ struct stats_file {
 	struct timeline_series rss;
 };
 
-struct stats_ring_row {
-	const char *ring;
-	uint64_t t0, prod0, cons0;
-	uint64_t t1, prod1, cons1;
-	uint64_t peak;
-	bool has_peak;
-};
-
-struct stats_pause {
-	int pid;
-	uint64_t stopped_at;
-};
-
-struct stats_encode_row {
-	uint64_t t, events;
-	uint64_t wait_ns, encode_ns, write_ns;
-	uint64_t msgpack_bytes, zstd_bytes;
-};
-
 /* The figures of one ring.  NaN means "not known" (printed as "-"). */
 struct stats_ring_summary {
 	const char *name;
@@ -149,6 +120,7 @@ struct stats_ring_summary {
 	double write_avg, write_peak;	/* bytes per second */
 	double drain_avg, drain_peak;	/* bytes per second of poller busy time */
 	double fill_max_pct;
+	double watermark_pct;		/* NaN when the file does not say */
 	double busy_pct;
 	unsigned long episodes;
 	double paused_ms_sum, paused_ms_max;
@@ -170,17 +142,14 @@ struct stats_pipeline_summary {
 struct stats_file *stats_file__new(const char *path);
 void stats_file__delete(struct stats_file *sf);
 
-/* Each returns 0 or -ENOMEM. */
-int stats_file__add_ring_open(struct stats_file *sf, const char *ring,
-			      uint64_t t, bool has_t, uint64_t size);
-int stats_file__add_ring(struct stats_file *sf, const struct stats_ring_row *row);
-int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
-			     const struct stats_pause *pauses, size_t nr);
-int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
-			    uint64_t received, uint64_t rss);
-int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
-			    uint64_t n);
-int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row *row);
+/*
+ * Adds one row as stats-read.c read it (keys absent from v->has are 0, a
+ * missing ring is NULL).  For ring and resolve rows the caller has checked
+ * that t0 <= t1, and for ring rows that positions do not go backwards and
+ * cons <= prod at both ends.  0 or -ENOMEM.
+ */
+int stats_file__add_row(struct stats_file *sf, enum stats_kind kind,
+			const struct stats_values *v);
 
 struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
 					 const char *name);

@@ -296,6 +296,48 @@ static void put_title(struct plot *p, size_t f, const char *what, const char *na
 	quote_gnuplot(p->out, title);
 }
 
+/* a percent not yet in v (to a tenth) is added; no more than max */
+static void add_pct(double *v, size_t *nr, size_t max, double pct)
+{
+	size_t i;
+
+	for (i = 0; i < *nr; i++)
+		if (fabs(v[i] - pct) < 0.05)
+			return;
+	if (*nr < max)
+		v[(*nr)++] = pct;
+}
+
+#define MAX_WATERMARKS	8
+
+/* --watermark, else the one of each ring the panel shows, else track's default */
+static void plot_watermarks(struct plot *p, bool *first)
+{
+	double pct[MAX_WATERMARKS];
+	size_t nr = 0, f, r, i;
+
+	if (p->opts->watermark)
+		add_pct(pct, &nr, MAX_WATERMARKS, p->opts->watermark);
+	for (f = 0; f < p->nr && !p->opts->watermark; f++) {
+		const struct stats_file *sf = p->files[f];
+
+		for (r = 0; r < sf->nr_rings; r++) {
+			const struct stats_ring *ring = sf->rings[r];
+
+			if (ring->rows && ring->size && ring->watermark)
+				add_pct(pct, &nr, MAX_WATERMARKS,
+					100.0 * ring->watermark / ring->size);
+		}
+	}
+	if (!nr)
+		add_pct(pct, &nr, MAX_WATERMARKS, STATS_PLOT_WATERMARK);
+	for (i = 0; i < nr; i++) {
+		next_element(p, first);
+		fprintf(p->out, "%.4g with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark %.3g%%'",
+			pct[i], pct[i]);
+	}
+}
+
 static void plot_fill(struct plot *p)
 {
 	bool first = true, shaded = false;
@@ -333,9 +375,8 @@ static void plot_fill(struct plot *p)
 			put_title(p, f, "peak", ring->name);
 		}
 	}
-	next_element(p, &first);
-	fprintf(p->out, "%u with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark %u%%'\n",
-		p->opts->watermark, p->opts->watermark);
+	plot_watermarks(p, &first);
+	fputc('\n', p->out);
 }
 
 static void plot_throughput(struct plot *p)

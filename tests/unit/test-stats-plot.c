@@ -180,8 +180,48 @@ static void test_several_files(void)
 	stats_file__delete(files[1]);
 }
 
+/* the watermark each ring was run with, unless --watermark overrides it */
+static void test_watermarks(void)
+{
+	static const char *const half[] = {
+		"{\"k\":\"ring_open\",\"t\":0,\"ring\":\"events\",\"size\":1000,\"watermark\":500}",
+		"{\"k\":\"ring_open\",\"t\":0,\"ring\":\"stacks\",\"size\":4000,\"watermark\":3600}",
+		"{\"k\":\"ring\",\"ring\":\"events\",\"t0\":0,\"prod0\":0,\"cons0\":0,"
+		"\"t1\":1000,\"prod1\":100,\"cons1\":100}",
+		"{\"k\":\"ring\",\"ring\":\"stacks\",\"t0\":0,\"prod0\":0,\"cons0\":0,"
+		"\"t1\":1000,\"prod1\":100,\"cons1\":100}",
+		NULL
+	};
+	struct stats_plot_opts opts = { .output = "x.png" };
+	struct stats_file *sf = file_of("half.jsonl", half), *old = file_of("old.jsonl", full_run);
+	char *text, *said;
+	int ret;
+
+	text = script_of(&sf, 1, &opts, &said, &ret);
+	CHECK_HAS(text, "50 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 50%'");
+	CHECK_HAS(text, "90 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 90%'");
+	CHECK_LACKS(text, "'watermark 75%'");
+	free(text);
+	free(said);
+	opts.watermark = 60;
+	text = script_of(&sf, 1, &opts, &said, &ret);
+	CHECK_HAS(text, "60 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 60%'");
+	CHECK_LACKS(text, "'watermark 50%'");
+	free(text);
+	free(said);
+	/* a file that does not say (CodSpeed's, older ones): track's default */
+	opts.watermark = 0;
+	text = script_of(&old, 1, &opts, &said, &ret);
+	CHECK_HAS(text, "75 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 75%'");
+	free(text);
+	free(said);
+	stats_file__delete(sf);
+	stats_file__delete(old);
+}
+
 int main(void)
 {
+	test_watermarks();
 	test_all_panels();
 	test_some_panels();
 	test_several_files();
