@@ -11,8 +11,9 @@
  *   $fN_episodes  start_s end_s
  *   $lanes        lane start_s end_s
  *
- * t_s is the middle of a bin, so the binned series are drawn with histeps:
- * flat across each bin.
+ * t_s is the start of a bin, and a last row repeats the last bin's values
+ * at its end, so the binned series are drawn with steps: flat across each
+ * bin, a run of one bin too.
  */
 #include <errno.h>
 #include <math.h>
@@ -41,7 +42,7 @@ struct plot {
 	const struct stats_plot_opts *opts;
 	char **labels;			/* "" for one file, "<name>:" for several */
 	uint64_t origin;		/* ns of the first record of all files */
-	double xmax;			/* s */
+	double xmin, xmax;		/* s: the records, and the bins that hold them */
 	double min_bar;			/* s: the narrowest bar still visible */
 	double mbps_floor;		/* lowest MB/s on the log axis */
 	unsigned int panels;
@@ -125,9 +126,23 @@ static void put_value(FILE *out, double v)
 static double bin_time(const struct plot *p, const struct timeline *tl,
 		       size_t i)
 {
-	double mid = timeline__bin_start(tl, i) + tl->width / 2.0;
+	return ((double)timeline__bin_start(tl, i) - (double)p->origin) / NS_PER_S;
+}
 
-	return (mid - (double)p->origin) / NS_PER_S;
+#define BLOCK_COLUMNS	6
+
+/* a row at the start of bin i; the last bin's values are repeated at its end */
+static void put_row(struct plot *p, const struct timeline *tl, size_t i,
+		    const double *v, size_t n)
+{
+	size_t k, last = i + 1 == tl->nr;
+
+	do {
+		fprintf(p->out, "%.6f", bin_time(p, tl, i++));
+		for (k = 0; k < n; k++)
+			put_value(p->out, v[k]);
+		fputc('\n', p->out);
+	} while (last--);
 }
 
 static double per_second(double amount, const struct timeline *tl)
@@ -145,7 +160,7 @@ static void write_ring_block(struct plot *p, size_t f, size_t r)
 	const struct stats_file *sf = p->files[f];
 	const struct timeline *tl = &sf->timeline;
 	const struct stats_ring *ring = sf->rings[r];
-	double size = ring->size, carry = NAN;
+	double size = ring->size, carry = NAN, v[BLOCK_COLUMNS];
 	size_t i;
 
 	/* numbers only: nothing from the file in a block, which a line could end */
@@ -163,13 +178,12 @@ static void write_ring_block(struct plot *p, size_t f, size_t r)
 		if (isnan(drained))
 			drained = 0;
 
-		fprintf(p->out, "%.6f", bin_time(p, tl, i));
-		put_value(p->out, size ? 100.0 * peak / size : NAN);
-		put_value(p->out, size ? 100.0 * drained / size : NAN);
-		put_value(p->out, per_second(ring->written.v[i], tl) / 1e6);
-		put_value(p->out, per_second(ring->drained_bytes.v[i], tl) / 1e6);
-		put_value(p->out, percent_of_bin(ring->busy.v[i], tl));
-		fputc('\n', p->out);
+		v[0] = size ? 100.0 * peak / size : NAN;
+		v[1] = size ? 100.0 * drained / size : NAN;
+		v[2] = per_second(ring->written.v[i], tl) / 1e6;
+		v[3] = per_second(ring->drained_bytes.v[i], tl) / 1e6;
+		v[4] = percent_of_bin(ring->busy.v[i], tl);
+		put_row(p, tl, i, v, 5);
 	}
 	fputs("EOD\n", p->out);
 }
@@ -178,19 +192,19 @@ static void write_pipeline_block(struct plot *p, size_t f)
 {
 	const struct stats_file *sf = p->files[f];
 	const struct timeline *tl = &sf->timeline;
+	double v[BLOCK_COLUMNS];
 	size_t i;
 
 	fprintf(p->out, "$f%zu_pipe << EOD\n", f);
 	fprintf(p->out, "# t_s resolver_busy_pct encoder_busy_pct encoder_in_MBps encoder_out_MBps in_flight rss_MB\n");
 	for (i = 0; i < tl->nr; i++) {
-		fprintf(p->out, "%.6f", bin_time(p, tl, i));
-		put_value(p->out, percent_of_bin(sf->resolve_busy.v[i], tl));
-		put_value(p->out, percent_of_bin(sf->encode_busy.v[i], tl));
-		put_value(p->out, per_second(sf->encode_in.v[i], tl) / 1e6);
-		put_value(p->out, per_second(sf->encode_out.v[i], tl) / 1e6);
-		put_value(p->out, sf->in_flight.v[i]);
-		put_value(p->out, sf->rss.v[i] / 1e6);
-		fputc('\n', p->out);
+		v[0] = percent_of_bin(sf->resolve_busy.v[i], tl);
+		v[1] = percent_of_bin(sf->encode_busy.v[i], tl);
+		v[2] = per_second(sf->encode_in.v[i], tl) / 1e6;
+		v[3] = per_second(sf->encode_out.v[i], tl) / 1e6;
+		v[4] = sf->in_flight.v[i];
+		v[5] = sf->rss.v[i] / 1e6;
+		put_row(p, tl, i, v, 6);
 	}
 	fputs("EOD\n", p->out);
 }
@@ -366,11 +380,11 @@ static void plot_fill(struct plot *p)
 			if (!ring->rows || !ring->size)
 				continue;
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:3 with histeps dt 3 lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:3 with steps dt 3 lw 1.5 lt %zu",
 				f, r, lt + 1);
 			put_title(p, f, "drained/tick", ring->name);
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:2 with histeps lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:2 with steps lw 1.5 lt %zu",
 				f, r, lt + 1);
 			put_title(p, f, "peak", ring->name);
 		}
@@ -394,11 +408,11 @@ static void plot_throughput(struct plot *p)
 			if (!ring_has_bytes(sf->rings[r]))
 				continue;
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:($4>%g?$4:%g) with histeps lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:($4>%g?$4:%g) with steps lw 1.5 lt %zu",
 				f, r, fl, fl, lt + 1);
 			put_title(p, f, "write", sf->rings[r]->name);
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:($5>%g?$5:%g) with histeps lw 1.5 dt 3 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:($5>%g?$5:%g) with steps lw 1.5 dt 3 lt %zu",
 				f, r, fl, fl, lt + 1);
 			put_title(p, f, "drain", sf->rings[r]->name);
 		}
@@ -407,11 +421,11 @@ static void plot_throughput(struct plot *p)
 		if (!p->files[f]->encoder_in && !p->files[f]->encoder_out)
 			continue;
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:($4>%g?$4:%g) with histeps lw 1.5 lc rgb '%s'",
+		fprintf(p->out, "$f%zu_pipe using 1:($4>%g?$4:%g) with steps lw 1.5 lc rgb '%s'",
 			f, fl, fl, SHADE(encoder_colors, f));
 		put_title(p, f, "encoder in", NULL);
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:($5>%g?$5:%g) with histeps lw 1.5 dt 3 lc rgb '%s'",
+		fprintf(p->out, "$f%zu_pipe using 1:($5>%g?$5:%g) with steps lw 1.5 dt 3 lc rgb '%s'",
 			f, fl, fl, SHADE(encoder_colors, f));
 		put_title(p, f, "encoder out", NULL);
 	}
@@ -448,7 +462,7 @@ static void plot_busy(struct plot *p)
 			if (!sf->rings[r]->rows)
 				continue;
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:6 with histeps lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:6 with steps lw 1.5 lt %zu",
 				f, r, lt + 1);
 			put_title(p, f, "poller", sf->rings[r]->name);
 		}
@@ -458,13 +472,13 @@ static void plot_busy(struct plot *p)
 
 		if (sf->rows[STATS_KIND_RESOLVE]) {
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_pipe using 1:2 with histeps lw 1.5 lc rgb '%s'",
+			fprintf(p->out, "$f%zu_pipe using 1:2 with steps lw 1.5 lc rgb '%s'",
 				f, SHADE(resolver_colors, f));
 			put_title(p, f, "resolver", NULL);
 		}
 		if (sf->rows[STATS_KIND_ENCODE]) {
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_pipe using 1:3 with histeps lw 1.5 lc rgb '%s'",
+			fprintf(p->out, "$f%zu_pipe using 1:3 with steps lw 1.5 lc rgb '%s'",
 				f, SHADE(encoder_colors, f));
 			put_title(p, f, "encoder", NULL);
 		}
@@ -485,10 +499,10 @@ static void plot_backlog(struct plot *p)
 		if (!p->files[f]->rows[STATS_KIND_BACKLOG])
 			continue;
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:6 with histeps lw 1.5 lc rgb '#2166ac' axes x1y1", f);
+		fprintf(p->out, "$f%zu_pipe using 1:6 with steps lw 1.5 lc rgb '#2166ac' axes x1y1", f);
 		put_title(p, f, "in flight", NULL);
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:7 with histeps lw 1.5 lc rgb '#b2182b' axes x1y2", f);
+		fprintf(p->out, "$f%zu_pipe using 1:7 with steps lw 1.5 lc rgb '#b2182b' axes x1y2", f);
 		put_title(p, f, "RSS", NULL);
 	}
 	fputs("\nunset y2tics\nunset y2label\nset ytics mirror\nset offsets\n", p->out);
@@ -552,7 +566,7 @@ static void write_layout(struct plot *p)
 		0.25 / count_panels(p->panels));
 	quote_gnuplot(p->out, title);
 	fprintf(p->out, "\nset grid\nset key outside right top\n"
-		"set xrange [0:%g]\nset format x '%%g'\n", p->xmax);
+		"set xrange [%g:%g]\nset format x '%%g'\n", p->xmin, p->xmax);
 }
 
 static void scan_files(struct plot *p)
@@ -591,7 +605,20 @@ static void scan_files(struct plot *p)
 	if (p->origin == UINT64_MAX)
 		p->origin = 0;
 	p->xmax = last > p->origin ? seconds(p, last) : 1e-3;
-	p->min_bar = p->xmax / 600;
+	p->xmin = 0;
+	/*
+	 * Bins are aligned in absolute time: a run shorter than one has its
+	 * bin's middle, where the point is drawn, outside the records.
+	 */
+	for (f = 0; f < p->nr; f++) {
+		const struct timeline *tl = &p->files[f]->timeline;
+
+		if (!p->files[f]->has_time || !tl->nr)
+			continue;
+		p->xmin = fmin(p->xmin, seconds(p, timeline__bin_start(tl, 0)));
+		p->xmax = fmax(p->xmax, seconds(p, timeline__bin_start(tl, tl->nr)));
+	}
+	p->min_bar = (p->xmax - p->xmin) / 600;
 	/* a power of ten below the smallest rate: idle bins sit on the floor */
 	p->mbps_floor = isinf(lowest) ? 1e-3 : pow(10, floor(log10(lowest)) - 1);
 }

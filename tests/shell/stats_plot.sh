@@ -123,6 +123,16 @@ test_no_gnuplot() {
 	fi
 }
 
+# 20 ms in one 100 ms bin whose middle is before the first record: gnuplot found
+# "all points y value undefined"
+test_one_bin() {
+	local rc=0
+	"$GEN" --t0 1000060000000 --seconds 0.02 >"$tmpdir/short.jsonl"
+	"$MEMTRACK" stats -q --plot "$tmpdir/short.png" "$tmpdir/short.jsonl" 2>"$tmpdir/err" || rc=$?
+	expect_eq "one bin: exit 0, nothing said" "0 " "$rc $(cat "$tmpdir/err")"
+	expect_eq "one bin: a valid 1280x1120 PNG" 1280x1120 "$(png_size "$tmpdir/short.png")"
+}
+
 # a gnuplot that fails half-way through its PNG: no partial file, an older one left as it was
 test_gnuplot_fails() {
 	local rc=0
@@ -175,6 +185,7 @@ test_plot_size
 test_gnuplot_script
 test_some_row_kinds
 test_several_files
+test_one_bin
 test_gnuplot_fails
 test_unwritable_plot
 cleanup

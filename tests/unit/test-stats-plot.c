@@ -117,10 +117,12 @@ static void test_all_panels(void)
 	 * in the first tick and 89 ms of the 100 B spread over the 240 ms to
 	 * the next t1; drained: 200 B.
 	 */
-	CHECK_HAS(text, "\n0.050000 75 20 0.00137083 0.002 1\n");
+	CHECK_HAS(text, "\n0.000000 75 20 0.00137083 0.002 1\n");
 	/* bin 1: no tick; the fill stays at the last one's t1 (0) */
-	CHECK_HAS(text, "\n0.150000 0 0 0.000416667 0 0\n");
-	CHECK_HAS(text, "\n0.150000 0 0 0 0 NaN NaN\n");
+	CHECK_HAS(text, "\n0.100000 0 0 0.000416667 0 0\n");
+	CHECK_HAS(text, "\n0.100000 0 0 0 0 NaN NaN\n");
+	/* bins are drawn as steps: the last one's values again at its end */
+	CHECK_HAS(text, "\n0.200000 10 10 0.0002125 0.001 1\n0.300000 10 10 0.0002125 0.001 1\nEOD\n");
 	/* the time axis is labelled under the last panel only */
 	CHECK(strstr(text, "set xlabel") > strstr(text, "axes x1y2"));
 	CHECK(strstr(text, "set xlabel") < strstr(text, "set ytics ('42'"));
@@ -219,8 +221,34 @@ static void test_watermarks(void)
 	stats_file__delete(old);
 }
 
+/* a run shorter than one 100 ms bin: its bin is drawn, and inside the x range */
+static void test_one_bin(void)
+{
+	static const char *const short_run[] = {
+		"{\"k\":\"ring_open\",\"t\":1030000000,\"ring\":\"events\",\"size\":1000}",
+		"{\"k\":\"ring\",\"ring\":\"events\",\"t0\":1031000000,\"prod0\":100,\"cons0\":0,"
+		"\"t1\":1032000000,\"prod1\":200,\"cons1\":200,\"peak\":300}",
+		"{\"k\":\"backlog\",\"t\":1040000000,\"sent\":10,\"received\":4,\"rss\":2000000}",
+		NULL
+	};
+	struct stats_plot_opts opts = { .output = "x.png" };
+	struct stats_file *sf = file_of("short.jsonl", short_run);
+	char *text, *said;
+	int ret;
+
+	text = script_of(&sf, 1, &opts, &said, &ret);
+	CHECK(ret == 0);
+	/* the bin is 1.0-1.1 s, the records 1.03-1.04 s */
+	CHECK_HAS(text, "set xrange [-0.03:0.07]");
+	CHECK_HAS(text, "\n-0.030000 30 20 0.001 0.002 1\n0.070000 30 20 0.001 0.002 1\nEOD\n");
+	free(text);
+	free(said);
+	stats_file__delete(sf);
+}
+
 int main(void)
 {
+	test_one_bin();
 	test_watermarks();
 	test_all_panels();
 	test_some_panels();
