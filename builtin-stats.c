@@ -118,6 +118,9 @@ static void print_file_header(const struct stats_file *sf)
 	printf(")");
 	if (sf->malformed)
 		printf(", %lu malformed lines skipped", sf->malformed);
+	if (sf->skipped_rows)
+		printf(", %lu rows of rings past the first %d skipped", sf->skipped_rows,
+		       STATS_MAX_RINGS);
 	printf("\n\n");
 }
 
@@ -355,6 +358,7 @@ static cJSON *file_to_json(const struct stats_file *sf)
 		add_count(rows, stats_kind_names[i], sf->rows[i]);
 	add_count(rows, "unknown", sf->unknown);
 	add_count(rows, "malformed", sf->malformed);
+	add_count(rows, "skipped", sf->skipped_rows);
 
 	rings = cJSON_AddArrayToObject(obj, "rings");
 	for (i = 0; i < (int)sf->nr_rings; i++)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report-map.h"
 #include "stats-derive.h"
 #include "usage.h"
 
@@ -76,6 +77,7 @@ void stats_file__delete(struct stats_file *sf)
 		free(sf->rings[i]);
 	}
 	free(sf->rings);
+	report_u64map__delete(sf->ring_index);
 	for (i = 0; i < sf->nr_pids; i++)
 		free(sf->pids[i].spans.v);
 	free(sf->pids);
@@ -101,15 +103,47 @@ uint64_t stats_file__span_ns(const struct stats_file *sf)
 	return sf->has_time ? sf->last_t - sf->first_t : 0;
 }
 
+/* FNV-1a: sf->ring_index maps it to the ring's index + 1 */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
 struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
 					 const char *name)
 {
-	size_t i;
+	const uint64_t *i = sf->ring_index ?
+			    report_u64map__find(sf->ring_index, name_hash(name)) : NULL;
+	size_t k;
 
-	for (i = 0; i < sf->nr_rings; i++)
-		if (!strcmp(sf->rings[i]->name, name))
-			return sf->rings[i];
+	if (i && !strcmp(sf->rings[*i - 1]->name, name))
+		return sf->rings[*i - 1];
+	/* two names of one hash (a file can be made so): the second is looked for */
+	for (k = 0; sf->ring_collisions && k < sf->nr_rings; k++)
+		if (!strcmp(sf->rings[k]->name, name))
+			return sf->rings[k];
 	return NULL;
+}
+
+static int index_ring(struct stats_file *sf, const char *name, size_t i)
+{
+	uint64_t *slot;
+
+	if (!sf->ring_index && !(sf->ring_index = report_u64map__new()))
+		return -ENOMEM;
+	slot = report_u64map__get(sf->ring_index, name_hash(name));
+	if (!slot)
+		return -ENOMEM;
+	/* taken: by another name, as this one was not found; the first keeps it */
+	if (*slot)
+		sf->ring_collisions = true;
+	else
+		*slot = i + 1;
+	return 0;
 }
 
 static int ring__add_series(struct stats_ring *r, struct timeline *tl)
@@ -124,13 +158,31 @@ static int ring__add_series(struct stats_ring *r, struct timeline *tl)
 	return 0;
 }
 
-static struct stats_ring *get_ring(struct stats_file *sf, const char *name)
+/*
+ * The ring of that name, made when first seen; NULL when out of memory or,
+ * with *skipped set, past STATS_MAX_RINGS: each ring takes its series of
+ * bins, so a file of ring names only must not take memory without end.
+ */
+/* a row of a ring past STATS_MAX_RINGS: counted, and read no further */
+static int skip_row(struct stats_file *sf)
+{
+	sf->skipped_rows++;
+	return 1;
+}
+
+static struct stats_ring *get_ring(struct stats_file *sf, const char *name, bool *skipped)
 {
 	struct stats_ring *r = stats_file__find_ring(sf, name), **rings;
 
+	*skipped = false;
 	if (r)
 		return r;
-
+	if (sf->nr_rings == STATS_MAX_RINGS) {
+		*skipped = true;
+		return NULL;
+	}
+	if (index_ring(sf, name, sf->nr_rings))
+		return NULL;
 	rings = realloc(sf->rings, (sf->nr_rings + 1) * sizeof(*rings));
 	if (!rings)
 		return NULL;
@@ -156,8 +208,11 @@ static struct stats_ring *get_ring(struct stats_file *sf, const char *name)
 static int add_ring_open(struct stats_file *sf, const char *ring, uint64_t t, bool has_t,
 			 uint64_t size, uint64_t watermark)
 {
-	struct stats_ring *r = get_ring(sf, ring);
+	bool skipped;
+	struct stats_ring *r = get_ring(sf, ring, &skipped);
 
+	if (skipped)
+		return skip_row(sf);
 	if (!r)
 		return -ENOMEM;
 	r->size = size;
@@ -265,9 +320,12 @@ static int ring__add_bins(struct stats_file *sf, struct stats_ring *r,
  */
 static int add_ring(struct stats_file *sf, const struct stats_ring_row *row)
 {
-	struct stats_ring *r = get_ring(sf, row->ring);
+	bool skipped;
+	struct stats_ring *r = get_ring(sf, row->ring, &skipped);
 	uint64_t fill;
 
+	if (skipped)
+		return skip_row(sf);
 	if (!r)
 		return -ENOMEM;
 	note_time(sf, row->t0);
@@ -454,10 +512,14 @@ static int add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
 	size_t i;
 
 	if (ring) {
-		r = get_ring(sf, ring);
-		if (!r)
+		bool skipped;
+
+		/* past STATS_MAX_RINGS the pauses still count, with no ring */
+		r = get_ring(sf, ring, &skipped);
+		if (!r && !skipped)
 			return -ENOMEM;
-		r->episodes++;
+		if (r)
+			r->episodes++;
 	}
 	note_time(sf, t);
 	sf->episodes++;

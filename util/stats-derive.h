@@ -13,10 +13,13 @@
 #include <stdint.h>
 
 #include "stats-format.h"
+
+struct report_u64map;
 #include "timeline.h"
 
 #define STATS_BIN_NS		100000000ULL	/* 100 ms */
 #define STATS_MAX_BINS		4096
+#define STATS_MAX_RINGS		64	/* memtrack writes 2 or 3 */
 
 struct stats_span {
 	uint64_t start, end;
@@ -84,6 +87,9 @@ struct stats_file {
 
 	struct stats_ring **rings;
 	size_t nr_rings;
+	struct report_u64map *ring_index;	/* name hash -> index + 1 */
+	bool ring_collisions;		/* two names of one hash: look further */
+	unsigned long skipped_rows;	/* of rings past STATS_MAX_RINGS */
 
 	uint64_t resolve_busy_ns;
 	uint64_t encode_busy_ns;	/* encode_ns + write_ns */
@@ -146,7 +152,8 @@ void stats_file__delete(struct stats_file *sf);
  * Adds one row as stats-read.c read it (keys absent from v->has are 0, a
  * missing ring is NULL).  For ring and resolve rows the caller has checked
  * that t0 <= t1, and for ring rows that positions do not go backwards and
- * cons <= prod at both ends.  0 or -ENOMEM.
+ * cons <= prod at both ends.  0, 1 for a row skipped (its ring is past
+ * STATS_MAX_RINGS; counted in skipped_rows), or -ENOMEM.
  */
 int stats_file__add_row(struct stats_file *sf, enum stats_kind kind,
 			const struct stats_values *v);

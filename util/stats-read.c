@@ -388,12 +388,12 @@ int stats_file__parse_line(struct stats_file *sf, char *line, size_t len,
 		return 1;
 	sf->lines++;
 	ret = stats_line__parse(&l, line, len, why, why_len, &unknown);
-	if (!ret)
-		ret = stats_file__add_row(sf, l.kind, &l.v);
 	if (ret == 1) {
 		sf->unknown++;
 		pr_debug2("%s: skipping a row of unknown kind '%s'\n",
 			  stats_file__name(sf), unknown);
+	} else if (!ret) {
+		ret = stats_file__add_row(sf, l.kind, &l.v);
 	}
 	stats_line__exit(&l);
 	if (ret == -EINVAL)
@@ -484,6 +484,9 @@ int stats_file__read(struct stats_file *sf, const struct stats_read_opts *opts)
 	if (!ret && sf->unknown)
 		pr_debug("%s: skipped %lu rows of unknown kinds\n",
 			 stats_file__name(sf), sf->unknown);
+	if (!ret && sf->skipped_rows)
+		warning("%s: more than %d ring names; %lu rows of the others skipped",
+			stats_file__name(sf), STATS_MAX_RINGS, sf->skipped_rows);
 
 	free(lr.line);
 	free(lr.block);
