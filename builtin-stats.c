@@ -317,6 +317,7 @@ static cJSON *ring_to_json(const struct stats_file *sf, const struct stats_ring 
 	add_count(obj, "episodes", s.episodes);
 	add_number(obj, "paused_ms_sum", s.paused_ms_sum);
 	add_number(obj, "paused_ms_max", s.paused_ms_max);
+	add_count(obj, "late_rows", s.late_rows);
 	return obj;
 }
 

@@ -12,6 +12,7 @@
 #include "report-map.h"
 #include "stats-derive.h"
 #include "usage.h"
+#include "util.h"
 
 #define NS_PER_S	1e9
 #define NS_PER_MS	1e6
@@ -73,6 +74,7 @@ void stats_file__delete(struct stats_file *sf)
 		return;
 	timeline__exit(&sf->timeline);
 	for (i = 0; i < sf->nr_rings; i++) {
+		free(sf->rings[i]->pending);
 		free(sf->rings[i]->name);
 		free(sf->rings[i]);
 	}
@@ -318,19 +320,14 @@ static int ring__add_bins(struct stats_file *sf, struct stats_ring *r,
  * The caller checks that t0 <= t1, prod0 <= prod1, cons0 <= cons1 and
  * cons <= prod at both ends.
  */
-static int add_ring(struct stats_file *sf, const struct stats_ring_row *row)
+/* a row in time order: what successive rows give (write rate, drain bins) is right */
+static int count_ring_row(struct stats_file *sf, struct stats_ring *r,
+			  const struct stats_ring_row *row)
 {
-	bool skipped;
-	struct stats_ring *r = get_ring(sf, row->ring, &skipped);
 	uint64_t fill;
 
-	if (skipped)
-		return skip_row(sf);
-	if (!r)
-		return -ENOMEM;
-	note_time(sf, row->t0);
-	note_time(sf, row->t1);
-
+	if (r->rows && row->t1 < r->last_t1)
+		r->late_rows++;
 	if (ring__account_write(sf, r, row))
 		return -ENOMEM;
 	ring__account_drain(r, row->t0, row->t1, row->cons1 - row->cons0);
@@ -354,8 +351,100 @@ static int add_ring(struct stats_file *sf, const struct stats_ring_row *row)
 		r->last_prod1 = max_u64(r->last_prod1, row->prod1);
 	}
 	r->rows++;
-	sf->rows[STATS_KIND_RING]++;
 	return ring__add_bins(sf, r, row, fill);
+}
+
+/* ---- rows put back in time order: a min-heap on t1, per ring ---- */
+
+static bool row_before(const struct stats_ring_row *a, const struct stats_ring_row *b)
+{
+	return a->t1 != b->t1 ? a->t1 < b->t1 : a->t0 < b->t0;
+}
+
+static void swap_rows(struct stats_ring_row *a, struct stats_ring_row *b)
+{
+	struct stats_ring_row t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static int pending__push(struct stats_ring *r, const struct stats_ring_row *row)
+{
+	size_t i;
+
+	if (grow_array((void **)&r->pending, &r->alloc_pending, r->nr_pending + 1,
+		       sizeof(*r->pending)))
+		return -ENOMEM;
+	i = r->nr_pending++;
+	r->pending[i] = *row;
+	r->pending[i].ring = NULL;
+	for (; i && row_before(&r->pending[i], &r->pending[(i - 1) / 2]); i = (i - 1) / 2)
+		swap_rows(&r->pending[i], &r->pending[(i - 1) / 2]);
+	return 0;
+}
+
+static struct stats_ring_row pending__pop(struct stats_ring *r)
+{
+	struct stats_ring_row first = r->pending[0];
+	size_t i = 0, n = --r->nr_pending;
+
+	r->pending[0] = r->pending[n];
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && row_before(&r->pending[l], &r->pending[m]))
+			m = l;
+		if (l + 1 < n && row_before(&r->pending[l + 1], &r->pending[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		swap_rows(&r->pending[i], &r->pending[m]);
+		i = m;
+	}
+	return first;
+}
+
+/*
+ * One poller writes a ring's rows in time order, but files get
+ * concatenated, merged and sorted: a reversed file had a write peak of 0.
+ * Rows wait here until STATS_REORDER_ROWS later ones have come, and are
+ * counted in time order; a row later than that is counted late.
+ */
+static int add_ring(struct stats_file *sf, const struct stats_ring_row *row)
+{
+	struct stats_ring_row first;
+	bool skipped;
+	struct stats_ring *r = get_ring(sf, row->ring, &skipped);
+
+	if (skipped)
+		return skip_row(sf);
+	if (!r || pending__push(r, row))
+		return -ENOMEM;
+	note_time(sf, row->t0);
+	note_time(sf, row->t1);
+	sf->rows[STATS_KIND_RING]++;
+	if (r->nr_pending <= STATS_REORDER_ROWS)
+		return 0;
+	first = pending__pop(r);
+	return count_ring_row(sf, r, &first);
+}
+
+int stats_file__finish(struct stats_file *sf)
+{
+	size_t i;
+
+	for (i = 0; i < sf->nr_rings; i++) {
+		struct stats_ring *r = sf->rings[i];
+
+		while (r->nr_pending) {
+			struct stats_ring_row row = pending__pop(r);
+
+			if (count_ring_row(sf, r, &row))
+				return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 static int span_cmp(const void *a, const void *b)
@@ -662,10 +751,11 @@ void stats_ring__summarize(const struct stats_file *sf,
 	sum->written = r->rows ? r->last_prod1 - r->first_prod0 : 0;
 	sum->write_avg = r->rows && active ?
 			 (double)sum->written * NS_PER_S / (double)active : NAN;
-	sum->write_peak = r->write_peak * NS_PER_S;
+	/* rows out of order beyond the window: a peak between them would be made up */
+	sum->write_peak = r->late_rows ? NAN : r->write_peak * NS_PER_S;
 	sum->drain_avg = r->busy_ns ?
 			 (double)r->drained * NS_PER_S / (double)r->busy_ns : NAN;
-	sum->drain_peak = drain_peak(r);
+	sum->drain_peak = r->late_rows ? NAN : drain_peak(r);
 	sum->fill_max_pct = r->size && r->rows ?
 			    100.0 * (double)r->fill_max / (double)r->size : NAN;
 	sum->watermark_pct = r->size && r->watermark ?
@@ -674,6 +764,7 @@ void stats_ring__summarize(const struct stats_file *sf,
 	sum->episodes = r->episodes;
 	sum->paused_ms_sum = r->paused_ns_sum / NS_PER_MS;
 	sum->paused_ms_max = r->paused_ns_max / NS_PER_MS;
+	sum->late_rows = r->late_rows;
 }
 
 void stats_file__summarize(const struct stats_file *sf,

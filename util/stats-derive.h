@@ -15,6 +15,9 @@
 #include "stats-format.h"
 
 struct report_u64map;
+struct stats_ring_row;
+
+#define STATS_REORDER_ROWS	1024	/* rows of a ring put back in time order */
 #include "timeline.h"
 
 #define STATS_BIN_NS		100000000ULL	/* 100 ms */
@@ -64,6 +67,11 @@ struct stats_ring {
 	unsigned long episodes;
 	unsigned long pauses;
 	uint64_t paused_ns_sum, paused_ns_max;
+
+	/* rows not counted yet, a min-heap on t1: they are counted in time order */
+	struct stats_ring_row *pending;
+	size_t nr_pending, alloc_pending;
+	unsigned long late_rows;	/* came after a later row had been counted */
 
 	/* per time bin, for the plots */
 	struct timeline_series written;	/* bytes produced (spread over gaps) */
@@ -123,8 +131,9 @@ struct stats_ring_summary {
 	uint64_t size;
 	unsigned long rows;
 	uint64_t written;		/* bytes */
-	double write_avg, write_peak;	/* bytes per second */
+	double write_avg, write_peak;	/* bytes per second; peaks NaN with late rows */
 	double drain_avg, drain_peak;	/* bytes per second of poller busy time */
+	unsigned long late_rows;
 	double fill_max_pct;
 	double watermark_pct;		/* NaN when the file does not say */
 	double busy_pct;
@@ -157,6 +166,8 @@ void stats_file__delete(struct stats_file *sf);
  */
 int stats_file__add_row(struct stats_file *sf, enum stats_kind kind,
 			const struct stats_values *v);
+/* counts the rows still waiting to be put in order: after the last row; 0 or -ENOMEM */
+int stats_file__finish(struct stats_file *sf);
 
 struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
 					 const char *name);

@@ -463,6 +463,18 @@ static int read_lines(struct stats_file *sf, struct line_reader *lr,
 	return 0;
 }
 
+static void warn_late_rows(const struct stats_file *sf)
+{
+	size_t i;
+
+	for (i = 0; i < sf->nr_rings; i++)
+		if (sf->rings[i]->late_rows)
+			warning("%s: %lu rows of ring '%s' came more than %d rows out of time "
+				"order: its write and drain peaks are not given",
+				stats_file__name(sf), sf->rings[i]->late_rows,
+				sf->rings[i]->name, STATS_REORDER_ROWS);
+}
+
 int stats_file__read(struct stats_file *sf, const struct stats_read_opts *opts)
 {
 	struct line_reader lr = { 0 };
@@ -478,12 +490,16 @@ int stats_file__read(struct stats_file *sf, const struct stats_read_opts *opts)
 	}
 
 	ret = read_lines(sf, &lr, opts);
+	if (!ret && stats_file__finish(sf))
+		ret = error("out of memory reading '%s'", stats_file__name(sf));
 	if (!ret && sf->malformed > opts->max_warnings)
 		warning("%s: %lu more malformed lines skipped",
 			stats_file__name(sf), sf->malformed - opts->max_warnings);
 	if (!ret && sf->unknown)
 		pr_debug("%s: skipped %lu rows of unknown kinds\n",
 			 stats_file__name(sf), sf->unknown);
+	if (!ret)
+		warn_late_rows(sf);
 	if (!ret && sf->skipped_rows)
 		warning("%s: more than %d ring names; %lu rows of the others skipped",
 			stats_file__name(sf), STATS_MAX_RINGS, sf->skipped_rows);

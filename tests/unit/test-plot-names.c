@@ -122,6 +122,7 @@ static struct stats_file *stats_of(const char *path, const char *ring)
 	add_line(sf, strdup("{\"k\":\"encode\",\"t\":300000000,\"events\":10,\"wait_ns\":0,"
 			    "\"encode_ns\":1000,\"write_ns\":1000,\"msgpack_bytes\":600,"
 			    "\"zstd_bytes\":200}"));
+	CHECK(!stats_file__finish(sf));
 	return sf;
 }
 

@@ -46,6 +46,7 @@ static struct stats_file *file_of(const char *name, const char *const *lines)
 		}
 		free(line);
 	}
+	CHECK(!stats_file__finish(sf));
 	return sf;
 }
 
