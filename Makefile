@@ -44,7 +44,7 @@ CFLAGS += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -pthread
 CFLAGS += -I. -I$(OUTPUT) -I/usr/include/cjson -DMEMTRACK_VERSION='"$(VERSION)"'
 CFLAGS += $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
-LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lpthread -lm
+LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lpthread -lm
 
 BPF_SRCS := $(filter-out util/bpf_stubs.c,$(wildcard util/bpf_*.c))
 UTIL_SRCS := $(filter-out $(BPF_SRCS) util/bpf_stubs.c,$(wildcard util/*.c))
@@ -67,6 +67,7 @@ WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/lib
 	$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
+	tests/workloads/cxx_inline \
 	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
 	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
 	tests/workloads/stack_alloc_nofp \
@@ -76,10 +77,11 @@ WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 .SECONDARY:
 .PHONY: all test demo deps bench doc check clean help workloads unit
 
-# with O=<dir>, the binary goes there too
+# with O=<dir>, the binary goes there too; the preload shim lies next to it
 MEMTRACK := $(if $(O),$(OUTPUT)/memtrack,memtrack)
+SHIM := $(dir $(MEMTRACK))libmemtrack-preload.so
 
-all: $(MEMTRACK) workloads
+all: $(MEMTRACK) $(SHIM) workloads
 
 help:
 	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -92,8 +94,25 @@ $(OUTPUT)/%.o: %.c | $(OUTPUT)/util $(OUTPUT)/tests/unit
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit:
+$(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit $(OUTPUT)/preload:
 	$(Q)mkdir -p $@
+
+# the preload shim: loaded into traced processes, so nothing it exports but
+# the functions it interposes, no library but libc, unwind tables that C++
+# exceptions pass through, and frame pointers its unwinders start from
+SHIM_SRCS := $(wildcard preload/*.c)
+SHIM_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(SHIM_SRCS))
+SHIM_CFLAGS := -O2 -g -Wall -Wextra -std=gnu11 -fPIC -fvisibility=hidden \
+	-fasynchronous-unwind-tables -fno-omit-frame-pointer -ftls-model=initial-exec \
+	-fno-builtin -I. $(EXTRA_CFLAGS)
+
+$(SHIM_OBJS): $(OUTPUT)/preload/%.o: preload/%.c | $(OUTPUT)/preload
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(SHIM_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(SHIM): $(SHIM_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^
 
 # BPF: vmlinux.h from the running kernel's BTF, object, skeleton
 ifeq ($(BUILD_BPF_SKEL),1)
@@ -128,6 +147,10 @@ tests/workloads/%: tests/workloads/%.c
 tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+# cxx_inline: a call chain through a template and a forced inline, as C++ is shipped
+tests/workloads/cxx_inline: tests/workloads/cxx_inline.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -Wall -std=c++17 -o $@ $<
 tests/workloads/libdl_alloc.so: tests/workloads/libdl_alloc.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
@@ -223,6 +246,6 @@ check:
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf $(OUTPUT) memtrack $(WORKLOADS)
+	$(Q)rm -rf $(OUTPUT) memtrack libmemtrack-preload.so $(WORKLOADS)
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

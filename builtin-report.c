@@ -19,6 +19,7 @@
 #include "cJSON.h"
 #include "builtin.h"
 #include "util/artifact.h"
+#include "util/demangle.h"
 #include "util/gnuplot.h"
 #include "util/parse-options.h"
 #include "util/quote.h"
@@ -38,6 +39,7 @@
 
 struct report_opts {
 	bool dump, json, diff, children, quiet, flamegraph;
+	bool no_demangle;		/* symbols as in the binaries */
 	const char *pids, *time, *comm, *timeline, *gnuplot;
 	const char *sort, *top_arg, *depth_arg, *weight;
 	int sort_key;			/* --sort, -1 when not given */
@@ -45,7 +47,7 @@ struct report_opts {
 	unsigned int depth;		/* frames per site, 0: all */
 	bool weight_calls;		/* --weight count */
 	struct report_filter filter;
-	int32_t *pid_list;		/* --pid */
+	pid_t *pid_list;		/* --pid */
 	size_t nr_pid_list;
 	/* the pids --pid, --comm and --children select, sorted */
 	int32_t *selected;
@@ -102,106 +104,33 @@ static int open_artifact(const char *path, struct artifact **ap)
 	return 0;
 }
 
-/* the line that closes the output of a truncated or corrupt artifact */
+/* the line that closes the output of an artifact not read to its end */
 static int report_read_error(struct artifact *a, int err)
 {
+	const char *name = artifact__name(a), *why = artifact__strerror(a);
+
 	if (err == -EBADMSG)
 		return error("'%s' is truncated after %" PRIu64 " records (byte %" PRIu64 "): %s",
-			     artifact__name(a), artifact__records(a),
-			     artifact__error_offset(a), artifact__strerror(a));
+			     name, artifact__records(a), artifact__error_offset(a), why);
+	if (err == -ENOMSG)
+		return error("'%s' is not a memtrack artifact: %s", name, why);
+	if (err == -EPROTONOSUPPORT)
+		return error("cannot read '%s': %s", name, why);
 	return error("cannot read '%s' after %" PRIu64 " records: %s",
-		     artifact__name(a), artifact__records(a), artifact__strerror(a));
+		     name, artifact__records(a), why);
+}
+
+/* nothing of it can be reported: not an artifact, or of a newer format */
+static bool unreadable(int err)
+{
+	return err == -ENOMSG || err == -EPROTONOSUPPORT;
 }
 
 /* ---- --dump ----------------------------------------------------------- */
 
-enum dump_kind { D_I32, D_U32, D_U64, D_STR, D_BOOL, D_DROPS, D_FRAMES };
-
-struct dump_field {
-	enum artifact_field field;
-	const char *name;
-	enum dump_kind kind;
-	size_t off;
-};
-
-#define DF(f, n, k, m) { f, n, k, offsetof(struct artifact_record, m) }
-
-static const struct dump_field dump_fields[] = {
-	DF(AF_PID, "pid", D_I32, pid),
-	DF(AF_TID, "tid", D_I32, tid),
-	DF(AF_TIMESTAMP, "timestamp", D_U64, timestamp),
-	DF(AF_ADDR, "addr", D_U64, addr),
-	DF(AF_SIZE, "size", D_U64, size),
-	DF(AF_OLD_ADDR, "old_addr", D_U64, old_addr),
-	DF(AF_STACK, "stack", D_U64, stack),
-	DF(AF_PPID, "ppid", D_I32, ppid),
-	DF(AF_COMM, "comm", D_STR, comm),
-	DF(AF_EXE, "exe", D_STR, exe),
-	DF(AF_FORMAT, "format", D_U32, format),
-	DF(AF_TOOL, "tool", D_STR, tool),
-	DF(AF_VERSION, "version", D_STR, version),
-	DF(AF_COMMAND, "command", D_STR, command),
-	DF(AF_ROOT_PID, "root_pid", D_I32, root_pid),
-	DF(AF_START, "start", D_U64, start),
-	DF(AF_END, "end", D_U64, end),
-	DF(AF_EXIT, "exit", D_U64, exit),
-	DF(AF_DROPS, "drops", D_DROPS, drops_events),
-	DF(AF_EXIT_CODE, "exit_code", D_I32, exit_code),
-	DF(AF_ATTACHED, "attached", D_BOOL, attached),
-	DF(AF_ID, "id", D_U64, id),
-	DF(AF_IP, "ip", D_U64, ip),
-	DF(AF_MODULE, "module", D_STR, module),
-	DF(AF_SYMBOL, "symbol", D_STR, symbol),
-	DF(AF_OFFSET, "offset", D_U64, offset),
-	DF(AF_FILE, "file", D_STR, file),
-	DF(AF_LINE, "line", D_U32, line),
-	DF(AF_FRAMES, "frames", D_FRAMES, frames),
-};
-
-static void dump_value(FILE *out, const struct artifact_record *r,
-		       const struct dump_field *f)
+static int cmd_dump(const char *const *paths, struct report_opts *o)
 {
-	const char *p = (const char *)r + f->off;
-	uint32_t i;
-
-	switch (f->kind) {
-	case D_I32: fprintf(out, "%" PRId32, *(const int32_t *)p); break;
-	case D_U32: fprintf(out, "%" PRIu32, *(const uint32_t *)p); break;
-	case D_U64: fprintf(out, "%" PRIu64, *(const uint64_t *)p); break;
-	case D_STR: quote_json(out, *(const char *const *)p); break;
-	case D_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
-	case D_DROPS:
-		fprintf(out, "{\"events\":%" PRIu64 ",\"stacks\":%" PRIu64 "}", r->drops_events,
-			r->drops_total - r->drops_events);
-		break;
-	case D_FRAMES:
-		fputc('[', out);
-		for (i = 0; i < r->nr_frames; i++)
-			fprintf(out, "%s%" PRIu64, i ? "," : "", r->frames[i]);
-		fputc(']', out);
-		break;
-	}
-}
-
-/* one JSON object per line, the keys the record had */
-static void dump_record(FILE *out, const struct artifact_record *r)
-{
-	size_t i;
-
-	fprintf(out, "{\"type\":\"%s\"", artifact_record__type_name(r));
-	for (i = 0; i < ARRAY_SIZE(dump_fields); i++) {
-		const struct dump_field *f = &dump_fields[i];
-
-		if (!(r->has & AR_HAS(f->field)))
-			continue;
-		fprintf(out, ",\"%s\":", f->name);
-		dump_value(out, r, f);
-	}
-	fputs("}\n", out);
-}
-
-static int cmd_dump(const char *path, const struct report_opts *o)
-{
+	const char *path = paths[0];
 	const struct artifact_record *r;
 	struct progress pg;
 	struct artifact *a;
@@ -211,7 +140,7 @@ static int cmd_dump(const char *path, const struct report_opts *o)
 		return 1;
 	progress__init(&pg, o->quiet);
 	while ((ret = artifact__next(a, &r)) == 1) {
-		dump_record(stdout, r);
+		artifact_record__dump(stdout, r);
 		progress__update(&pg, a);
 	}
 	progress__done(&pg);
@@ -245,7 +174,7 @@ static int proc_list__add(struct proc_list *l, const struct artifact_record *r)
 	pi = &l->p[l->n++];
 	pi->pid = r->pid;
 	pi->ppid = r->ppid;
-	pi->has_ppid = r->has & AR_HAS(AF_PPID);
+	pi->has_ppid = r->has & AR_HAS(AK_PPID);
 	pi->comm = r->comm ? strdup(r->comm) : NULL;
 	return 0;
 }
@@ -272,7 +201,7 @@ static int read_processes(const char *path, struct proc_list *l, bool quiet)
 	progress__init(&pg, quiet);
 	while ((ret = artifact__next(a, &r)) == 1) {
 		progress__update(&pg, a);
-		if (r->type == ARTIFACT_PROCESS && (r->has & AR_HAS(AF_PID)) &&
+		if (r->type == ARTIFACT_PROCESS && (r->has & AR_HAS(AK_PID)) &&
 		    proc_list__add(l, r))
 			ret = -ENOMEM;
 	}
@@ -314,38 +243,15 @@ static int select_pid(struct report_opts *o, int32_t pid)
 	return 1;
 }
 
-/* "123,456": the --pid list */
-static int parse_pid_list(const char *arg, int32_t **pids, size_t *n)
+static int parse_report_pids(struct report_opts *o)
 {
-	const char *s = arg;
+	int n = parse_pid_list(o->pids, &o->pid_list);
 
-	while (*s) {
-		char *end;
-		long v;
-		int32_t *p;
-
-		errno = 0;
-		v = strtol(s, &end, 10);
-		if (errno || end == s || v <= 0 || v > INT32_MAX || (*end && *end != ','))
-			return error("--pid expects a list of process ids, not '%s'", arg);
-		p = realloc(*pids, (*n + 1) * sizeof(*p));
-		if (!p)
-			return error("out of memory");
-		*pids = p;
-		(*pids)[(*n)++] = v;
-		s = *end ? end + 1 : end;
-	}
-	return *n ? 0 : error("--pid expects a list of process ids, not '%s'", arg);
-}
-
-static bool pid_in(const int32_t *pids, size_t n, int32_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return true;
-	return false;
+	if (n < 0)
+		return error("--pid expects a list of process ids, not '%s'", o->pids);
+	o->nr_pid_list = n;
+	qsort(o->pid_list, n, sizeof(*o->pid_list), cmp_pid);
+	return 0;
 }
 
 static int cmp_ppid(const void *a, const void *b)
@@ -383,7 +289,7 @@ static int select_children(struct report_opts *o, struct proc_list *l)
 
 static int build_selection(const char *path, struct report_opts *o)
 {
-	const int32_t *pids = o->pid_list;
+	const pid_t *pids = o->pid_list;
 	size_t npids = o->nr_pid_list, i;
 	struct proc_list l = { 0 };
 	int err = 0;
@@ -395,7 +301,7 @@ static int build_selection(const char *path, struct report_opts *o)
 		err = -1;
 	for (i = 0; !err && o->comm && i < l.n; i++)
 		if (l.p[i].comm && !strcmp(l.p[i].comm, o->comm) &&
-		    (!pids || pid_in(pids, npids, l.p[i].pid)))
+		    (!pids || bsearch(&l.p[i].pid, pids, npids, sizeof(*pids), cmp_pid)))
 			err = select_pid(o, l.p[i].pid) < 0;
 	for (i = 0; !err && !o->comm && i < npids; i++)
 		err = select_pid(o, pids[i]) < 0;
@@ -460,7 +366,7 @@ struct loaded {
 	char reason[256];
 };
 
-/* reads path into l->s; 0, or -1 when it could not be opened */
+/* reads path into l->s; 0, or -1 when it could not be opened or read at all */
 static int load_summary(const char *path, struct report_opts *o, struct loaded *l)
 {
 	const struct artifact_record *r;
@@ -484,6 +390,7 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		report_summary__exit(&l->s);
 		return error("out of memory");
 	}
+	report_sites__set_demangle(l->s.sites, !o->no_demangle);
 	if (open_artifact(path, &a)) {
 		report_summary__exit(&l->s);
 		return -1;
@@ -499,6 +406,12 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		progress__update(&pg, a);
 	}
 	progress__done(&pg);
+	if (unreadable(ret)) {
+		report_read_error(a, ret);
+		artifact__close(a);
+		report_summary__exit(&l->s);
+		return -1;
+	}
 	report_summary__finish(&l->s);
 	l->s.records = artifact__records(a);
 	if (ret < 0) {
@@ -512,23 +425,6 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		 artifact__records(a), artifact__skipped(a), path);
 	artifact__close(a);
 	return 0;
-}
-
-static const char *human_bytes(uint64_t v, char *buf, size_t len)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = v;
-	unsigned int u = 0;
-
-	while (d >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		d /= 1024;
-		u++;
-	}
-	if (u)
-		snprintf(buf, len, "%.1f %s", d, units[u]);
-	else
-		snprintf(buf, len, "%" PRIu64 " B", v);
-	return buf;
 }
 
 #define HB(v)	human_bytes((v), (char[32]){ 0 }, 32)
@@ -555,14 +451,14 @@ static void print_header(const struct report_summary *s, const char *path)
 
 	printf("# artifact: %s\n", quote_term(path));
 	if (s->has_meta) {
-		if (m->has & AR_HAS(AF_COMMAND))
+		if (m->has & AR_HAS(AK_COMMAND))
 			printf("# command: %s\n", quote_term(m->command));
 		printf("# recorded by %s %s (format %u), root pid %d",
 		       m->tool ? quote_term(m->tool) : "?", m->version ? quote_term(m->version) : "?",
 		       m->format, m->root_pid);
-		if (m->has & AR_HAS(AF_EXIT_CODE))
+		if (m->has & AR_HAS(AK_EXIT_CODE))
 			printf(", %s", exit_words(m->exit_code, ex, sizeof(ex)));
-		if (m->has & AR_HAS(AF_DROPS))
+		if (m->has & AR_HAS(AK_DROPS))
 			printf(", %" PRIu64 " events and %" PRIu64 " call stacks dropped",
 			       m->drops_events, m->drops_total - m->drops_events);
 		putchar('\n');
@@ -695,19 +591,21 @@ static void print_processes(const struct report_summary *s)
 		return;
 	}
 	printf("\nProcesses\n");
-	printf("  %8s %8s %-16s %-10s %10s %11s %11s %11s %8s %s\n", "PID", "PPID",
-	       "COMM", "EXIT", "ALLOCS", "ALLOCATED", "PEAK", "LIVE@EXIT", "UNKNOWN",
+	printf("  %8s %8s %-16s %-10s %-7s %10s %11s %11s %11s %8s %s\n", "PID", "PPID",
+	       "COMM", "EXIT", "TRACED", "ALLOCS", "ALLOCATED", "PEAK", "LIVE@EXIT", "UNKNOWN",
 	       "EXE");
 	for (i = 0; i < s->nr_procs; i++) {
 		const struct report_process *p = procs[i];
 		char ppid[16] = "-", ex[32] = "-";
 
-		if (p->info_has & AR_HAS(AF_PPID))
+		if (p->info_has & AR_HAS(AK_PPID))
 			snprintf(ppid, sizeof(ppid), "%d", p->ppid);
-		if (p->info_has & AR_HAS(AF_EXIT_CODE))
+		if (p->info_has & AR_HAS(AK_EXIT_CODE))
 			exit_words(p->exit_code, ex, sizeof(ex));
-		printf("  %8d %8s %-16s %-10s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s\n",
-		       p->pid, ppid, p->comm ? quote_term(p->comm) : "-", ex, p->heap.allocs,
+		printf("  %8d %8s %-16s %-10s %-7s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s\n",
+		       p->pid, ppid, p->comm ? quote_term(p->comm) : "-", ex,
+		       p->backend && !strcmp(p->backend, "bpf") ? "bpf" :
+		       p->backend ? "preload" : "-", p->heap.allocs,
 		       HB(p->heap.bytes_allocated), HB(p->heap.peak_bytes),
 		       HB(p->heap.leaked_bytes), p->heap.unknown_frees,
 		       p->exe ? quote_term(p->exe) : "-");
@@ -724,10 +622,14 @@ static const char *const site_titles[REPORT_SITE_KEYS] = {
 	[REPORT_SITE_LEAKED] = "bytes leaked (live at exit)",
 };
 
-/* `symbol+0xoff (module) file:line` */
-static void print_frame(const struct report_frame *f)
+/*
+ * `symbol+0xoff (module) file:line`, or `symbol (inlined) (module)
+ * file:line`; templates without their arguments unless names are raw
+ */
+static void print_frame(const struct report_frame *f, bool raw_names)
 {
 	const char *module = f->module ? strrchr(f->module, '/') : NULL;
+	char name[512];
 
 	module = module && module[1] ? module + 1 : f->module;
 	if (!f->known) {
@@ -735,19 +637,26 @@ static void print_frame(const struct report_frame *f)
 		return;
 	}
 	if (f->symbol) {
-		printf("%s+0x%" PRIx64, quote_term(f->symbol), f->offset);
+		fputs(quote_term(raw_names ? f->symbol :
+				 symbol_name__shorten(f->symbol, name, sizeof(name))), stdout);
+		if (f->inlined)
+			fputs(" (inlined)", stdout);
+		else
+			printf("+0x%" PRIx64, f->offset);
 		if (module)
 			printf(" (%s)", quote_term(module));
 	} else {
 		fputs(quote_term(f->name), stdout);
 	}
-	if (f->file && f->line)
-		printf(" %s:%" PRIu32, quote_term(f->file), f->line);
-	else if (f->file)
+	if (f->file) {
 		printf(" %s", quote_term(f->file));
+		if (f->line)
+			printf(":%" PRIu32, f->line);
+	}
 }
 
-static void print_site_frames(const struct report_site *site, const char *indent)
+static void print_site_frames(const struct report_site *site, const char *indent,
+			      bool raw_names)
 {
 	uint32_t i;
 
@@ -765,7 +674,7 @@ static void print_site_frames(const struct report_site *site, const char *indent
 		printf("%s[empty stack]\n", indent);
 	for (i = 0; i < site->nr_frames; i++) {
 		fputs(indent, stdout);
-		print_frame(site->frames[i]);
+		print_frame(site->frames[i], raw_names);
 		putchar('\n');
 	}
 }
@@ -795,7 +704,7 @@ static void print_site_section(const struct report_summary *s,
 		printf("  %4zu %11s %10" PRIu64 " %11s %11s %8" PRIu64 "\n", i + 1,
 		       HB(site->bytes), site->calls, HB(site->peak_bytes),
 		       HB(site->leaked_bytes), site->leaked_count);
-		print_site_frames(site, "         ");
+		print_site_frames(site, "         ", o->no_demangle);
 	}
 }
 
@@ -910,13 +819,14 @@ static cJSON *json_process(const struct report_summary *s, const struct report_p
 	cJSON *o = cJSON_CreateObject();
 
 	json_i64(o, "pid", p->pid);
-	if (p->info_has & AR_HAS(AF_PPID))
+	if (p->info_has & AR_HAS(AK_PPID))
 		json_i64(o, "ppid", p->ppid);
 	else
 		cJSON_AddNullToObject(o, "ppid");
 	json_str_or_null(o, "comm", p->comm);
 	json_str_or_null(o, "exe", p->exe);
-	if (p->info_has & AR_HAS(AF_EXIT_CODE))
+	json_str_or_null(o, "backend", p->backend);
+	if (p->info_has & AR_HAS(AK_EXIT_CODE))
 		json_i64(o, "exit_code", p->exit_code);
 	else
 		cJSON_AddNullToObject(o, "exit_code");
@@ -932,7 +842,7 @@ static cJSON *json_meta(const struct report_summary *s)
 	if (!s->has_meta)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
-	if (m->has & AR_HAS(AF_FORMAT))
+	if (m->has & AR_HAS(AK_FORMAT))
 		json_u64(o, "format", m->format);
 	if (m->tool)
 		cJSON_AddStringToObject(o, "tool", m->tool);
@@ -940,18 +850,18 @@ static cJSON *json_meta(const struct report_summary *s)
 		cJSON_AddStringToObject(o, "version", m->version);
 	if (m->command)
 		cJSON_AddStringToObject(o, "command", m->command);
-	if (m->has & AR_HAS(AF_ROOT_PID))
+	if (m->has & AR_HAS(AK_ROOT_PID))
 		json_i64(o, "root_pid", m->root_pid);
-	if (m->has & AR_HAS(AF_START))
+	if (m->has & AR_HAS(AK_START))
 		json_u64(o, "start", m->start);
-	if (m->has & AR_HAS(AF_END))
+	if (m->has & AR_HAS(AK_END))
 		json_u64(o, "end", m->end);
-	if (m->has & AR_HAS(AF_DROPS)) {
+	if (m->has & AR_HAS(AK_DROPS)) {
 		drops = cJSON_AddObjectToObject(o, "drops");
 		json_u64(drops, "events", m->drops_events);
 		json_u64(drops, "stacks", m->drops_total - m->drops_events);
 	}
-	if (m->has & AR_HAS(AF_EXIT_CODE))
+	if (m->has & AR_HAS(AK_EXIT_CODE))
 		json_i64(o, "exit_code", m->exit_code);
 	cJSON_AddBoolToObject(o, "attached", m->attached);
 	return o;
@@ -991,6 +901,7 @@ static cJSON *json_frame(const struct report_frame *f)
 		json_u64(o, "line", f->line);
 	else
 		cJSON_AddNullToObject(o, "line");
+	cJSON_AddBoolToObject(o, "inlined", f->inlined);
 	return o;
 }
 
@@ -1302,7 +1213,7 @@ static void print_site_diff(const struct site_diff *d, const struct report_opts 
 		if (change_pct(bv, hv, &pct))
 			snprintf(cs, sizeof(cs), "%+.1f%%", pct);
 		printf("  %4zu %11s %11s %12s %9s\n", i + 1, bs, hs, gs, cs);
-		print_site_frames(c->head, "         ");
+		print_site_frames(c->head, "         ", o->no_demangle);
 	}
 }
 
@@ -1361,8 +1272,9 @@ static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
 	return o;
 }
 
-static int cmd_diff(const char *bpath, const char *hpath, struct report_opts *o)
+static int cmd_diff(const char *const *paths, struct report_opts *o)
 {
+	const char *bpath = paths[0], *hpath = paths[1];
 	struct loaded base, head;
 	struct site_diff sd;
 	int ret = 0;
@@ -1391,8 +1303,9 @@ static int cmd_diff(const char *bpath, const char *hpath, struct report_opts *o)
 
 /* ---- --flamegraph ----------------------------------------------------------- */
 
-static int cmd_flamegraph(const char *path, struct report_opts *o)
+static int cmd_flamegraph(const char *const *paths, struct report_opts *o)
 {
+	const char *path = paths[0];
 	struct report_folded *f = NULL;
 	struct loaded l;
 	size_t i, n = 0;
@@ -1420,8 +1333,9 @@ static int cmd_flamegraph(const char *path, struct report_opts *o)
 
 /* ---- the command -------------------------------------------------------- */
 
-static int cmd_summary(const char *path, struct report_opts *o)
+static int cmd_summary(const char *const *paths, struct report_opts *o)
 {
+	const char *path = paths[0];
 	struct loaded l;
 	int ret = 0;
 
@@ -1439,33 +1353,104 @@ static int cmd_summary(const char *path, struct report_opts *o)
 	return ret ? 1 : 0;
 }
 
-/* errors in the combination of options, after parsing */
-static const char *check_options(const struct report_opts *o, int argc)
+/* ---- modes: what report prints, and the options that go with each ---------- */
+
+/* the options that some modes take and others do not */
+enum report_opt {
+	RO_JSON, RO_TIMELINE, RO_GNUPLOT, RO_PID, RO_COMM, RO_CHILDREN, RO_TIME,
+	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_MAX,
+};
+
+#define RO(o)		(1u << RO_##o)
+#define RO_FILTERS	(RO(PID) | RO(COMM) | RO(CHILDREN) | RO(TIME))
+#define RO_SITES	(RO(SORT) | RO(TOP) | RO(DEPTH))
+
+static const char *const report_opt_names[RO_MAX] = {
+	[RO_JSON] = "--json", [RO_TIMELINE] = "--timeline", [RO_GNUPLOT] = "--gnuplot",
+	[RO_PID] = "--pid",
+	[RO_COMM] = "--comm", [RO_CHILDREN] = "--children", [RO_TIME] = "--time",
+	[RO_SORT] = "--sort", [RO_TOP] = "--top", [RO_DEPTH] = "--stack-depth",
+	[RO_WEIGHT] = "--weight",
+};
+
+struct report_mode {
+	const char *option;		/* that picks it; NULL: the default */
+	size_t picked;			/* offsetof() its bool in report_opts */
+	const char *does;		/* for messages: "--dump <does>" */
+	int artifacts;			/* how many it reads */
+	unsigned int takes;		/* RO() of the options it takes */
+	int (*run)(const char *const *paths, struct report_opts *o);
+};
+
+#define MODE(opt, field)	opt, offsetof(struct report_opts, field)
+
+static const struct report_mode report_modes[] = {
+	{ NULL, 0, "prints the summary", 1,
+	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES, cmd_summary },
+	{ MODE("--dump", dump), "prints every record", 1, 0, cmd_dump },
+	{ MODE("--diff", diff), "compares two artifacts", 2,
+	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES, cmd_diff },
+	{ MODE("--flamegraph", flamegraph), "prints every stack", 1,
+	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
+};
+
+/* the mode the options pick: 0, or -1 after an error when they pick several */
+static int pick_mode(const struct report_opts *o, const struct report_mode **modep)
 {
-	if (o->gnuplot && (o->dump || o->diff || o->flamegraph))
-		return "--gnuplot cannot be used with --dump, --diff or --flamegraph";
-	if (o->dump && (o->json || o->diff || o->timeline || o->flamegraph))
-		return "--dump cannot be used with --json, --diff, --timeline or --flamegraph";
-	if (o->dump && (o->pids || o->comm || o->time))
-		return "--dump prints every record; --pid, --comm and --time do not apply";
-	if (o->dump && (o->sort || o->top_arg || o->depth_arg))
-		return "--dump prints every record; --sort, --top and --stack-depth do not apply";
-	if (o->flamegraph && (o->json || o->diff || o->timeline))
-		return "--flamegraph cannot be used with --json, --diff or --timeline";
-	if (o->flamegraph && (o->sort || o->top_arg))
-		return "--flamegraph writes every stack; --sort and --top do not apply";
-	if (o->weight && !o->flamegraph)
-		return "--weight needs --flamegraph";
-	if (o->diff && (o->pids || o->children || o->timeline))
-		return "--diff cannot be used with --pid, --children or --timeline";
+	const struct report_mode *mode = &report_modes[0], *m;
+
+	for (m = report_modes; m < report_modes + ARRAY_SIZE(report_modes); m++) {
+		if (!m->option || !*(const bool *)((const char *)o + m->picked))
+			continue;
+		if (mode->option)
+			return error("%s and %s cannot be used together", mode->option, m->option);
+		mode = m;
+	}
+	*modep = mode;
+	return 0;
+}
+
+/* an option given that the mode does not take */
+static int option_not_taken(const struct report_mode *mode, enum report_opt opt)
+{
+	const struct report_mode *m = report_modes;
+
+	if (mode->option)
+		return error("%s %s: %s does not apply", mode->option, mode->does,
+			     report_opt_names[opt]);
+	while (!(m->takes & (1u << opt)))
+		m++;
+	return error("%s needs %s", report_opt_names[opt], m->option);
+}
+
+/* the mode of the options: 0, or -1 after an error in their combination */
+static int check_options(const struct report_opts *o, int argc,
+			 const struct report_mode **modep)
+{
+	const bool given[RO_MAX] = {
+		[RO_JSON] = o->json, [RO_TIMELINE] = o->timeline, [RO_GNUPLOT] = o->gnuplot,
+		[RO_PID] = o->pids,
+		[RO_COMM] = o->comm, [RO_CHILDREN] = o->children, [RO_TIME] = o->time,
+		[RO_SORT] = o->sort, [RO_TOP] = o->top_arg, [RO_DEPTH] = o->depth_arg,
+		[RO_WEIGHT] = o->weight,
+	};
+	const struct report_mode *mode = report_modes;
+	unsigned int i;
+
+	if (pick_mode(o, &mode))
+		return -1;
+	for (i = 0; i < RO_MAX; i++)
+		if (given[i] && !(mode->takes & (1u << i)))
+			return option_not_taken(mode, i);
 	if (o->children && !o->pids && !o->comm)
-		return "--children needs --pid or --comm";
-	if (o->diff && argc != 2)
-		return "--diff needs two artifacts: <base> <head>";
-	if (!o->diff && argc != 1)
-		return argc ? "one artifact at a time (or --diff <base> <head>)" :
-			      "which artifact? e.g. memtrack report 1234.MemtrackArtifact.msgpack";
-	return NULL;
+		return error("--children needs --pid or --comm");
+	if (mode->artifacts == 2 && argc != 2)
+		return error("%s needs two artifacts: <base> <head>", mode->option);
+	if (mode->artifacts == 1 && argc != 1)
+		return error(argc ? "one artifact at a time (or --diff <base> <head>)" :
+			     "which artifact? e.g. memtrack report 1234.MemtrackArtifact.msgpack");
+	*modep = mode;
+	return 0;
 }
 
 /* a count for --top or --stack-depth */
@@ -1538,22 +1523,21 @@ int cmd_report(int argc, const char **argv)
 			   "draw the live heap over time into a PNG (gnuplot)"),
 		OPT_STRING(0, "gnuplot", &o.gnuplot, "file",
 			   "write the timeline's gnuplot script, data inline, to <file>"),
+		OPT_BOOLEAN(0, "no-demangle", &o.no_demangle,
+			    "symbol names as in the binaries, not demangled"),
 		OPT_BOOLEAN('q', "quiet", &o.quiet, "no progress line on stderr"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END(),
 	};
-	const char *why;
+	const struct report_mode *mode = report_modes;
 	int ret;
 
 	argc = parse_options(argc, argv, options, usage, 0);
-	why = check_options(&o, argc);
-	if (why) {
-		error("%s", why);
+	if (check_options(&o, argc, &mode))
 		usage_with_options(usage, options);
-	}
 	if (o.time && parse_time_range(o.time, &o.filter))
 		usage_with_options(usage, options);
-	if (o.pids && parse_pid_list(o.pids, &o.pid_list, &o.nr_pid_list))
+	if (o.pids && parse_report_pids(&o))
 		usage_with_options(usage, options);
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
@@ -1561,14 +1545,7 @@ int cmd_report(int argc, const char **argv)
 	if (o.timeline && !o.gnuplot && gnuplot__check())
 		return 1;
 
-	if (o.dump)
-		ret = cmd_dump(argv[0], &o);
-	else if (o.diff)
-		ret = cmd_diff(argv[0], argv[1], &o);
-	else if (o.flamegraph)
-		ret = cmd_flamegraph(argv[0], &o);
-	else
-		ret = cmd_summary(argv[0], &o);
+	ret = mode->run(argv, &o);
 	free(o.selected);
 	free(o.pid_list);
 	return ret;

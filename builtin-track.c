@@ -18,12 +18,15 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "builtin.h"
+#include "util/backend.h"
 #include "util/bpf_track.h"
 #include "util/encoder.h"
+#include "util/merge.h"
 #include "util/out-file.h"
 #include "util/parse-options.h"
 #include "util/pipeline-stats.h"
@@ -31,17 +34,22 @@
 #include "util/proc-table.h"
 #include "util/proc-tree.h"
 #include "util/resolver.h"
+#include "util/shim-host.h"
 #include "util/stack-ids.h"
 #include "util/spawn.h"
 #include "util/usage.h"
 #include "util/util.h"
 
-#define ARTIFACT_FORMAT		1
 #define DEFAULT_EVENTS_RING	(8ULL << 20)
-#define DEFAULT_STACKS_RING	(4ULL << 20)
+#define DEFAULT_STACKS_RING	(8ULL << 20)
+#define DEFAULT_HEAP_RING	(1ULL << 20)
+#ifndef MEMTRACK_LIBDIR
+#define MEMTRACK_LIBDIR		"/usr/local/lib/memtrack"
+#endif
 #define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
 #define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
 #define PIPELINE_NICE		-10
+#define STACK_END_SLACK		64	/* bytes copied above a thread's outermost frame */
 /* util/unwind.c unwinds x86-64 stacks; elsewhere frame pointers are what there is */
 #if defined(__x86_64__)
 #define DEFAULT_CALL_GRAPH	"dwarf"
@@ -67,20 +75,38 @@ static struct track_opts {
 	const char *call_graph;
 	unsigned int stack_copy_size;
 	const char *attach_pids;
+	const char *backend;
+	uint64_t heap_ring_size;
 	bool tolerate_drops;
 	bool quiet;
 	bool check_bpf;
 } opts = {
 	.output_dir = ".",
 	.ring_size = { DEFAULT_EVENTS_RING, DEFAULT_STACKS_RING },
+	.heap_ring_size = DEFAULT_HEAP_RING,
 	.poll_ms = 1,
 	.watermark_pct = 75,
 	.compression_level = 3,
 	.call_graph = DEFAULT_CALL_GRAPH,
 };
 
+/* the waits of one pass over the shim's rings, for its `pressure` row */
+struct heap_waits {
+	struct stopped_pid *pids;
+	size_t n, cap;
+	uint64_t episodes;
+};
+
 struct track_session {
 	struct bpf_track *bpf;
+	enum backend backend;
+	struct shim_env shim;
+	struct shim_host *host;
+	struct merger *merger;
+	struct heap_waits waits;
+	uint64_t heap_size;		/* of the live rings, as the last ring_open row said */
+	unsigned int refused;		/* processes --backend preload could not take */
+	unsigned int corrupt;		/* processes whose ring broke the rules */
 	struct pstats *stats;
 	struct encoder *enc;
 	struct poller events;
@@ -88,7 +114,7 @@ struct track_session {
 	enum mt_call_graph call_graph;
 	struct symbolizer *sym;
 	struct resolver *resolver;
-	struct stack_ids *stack_ids;	/* dwarf */
+	struct stack_ids *stack_ids;	/* the shim's stacks, and BPF's raw copies (dwarf) */
 	bool stacks_oom;
 	struct proc_table procs;
 	struct spawn child;
@@ -105,6 +131,7 @@ struct track_session {
 	int status;			/* the root's wait status */
 	uint64_t start_ns, end_ns;
 	uint64_t event_drops, stack_drops;
+	uint64_t event_lost;		/* in rings dropped as corrupt */
 	pthread_t sampler;
 	atomic_bool sampling;
 };
@@ -136,9 +163,17 @@ static int parse_ring_size(const struct option *opt __maybe_unused, const char *
 
 	if (!eq || eq == arg)
 		return error("--ring-size expects <name>=<size>, not '%s'", arg);
+	if (eq - arg == 4 && !strncmp(arg, "heap", 4)) {
+		if (parse_size(eq + 1, &size) || size < SHIM_RING_MIN || (size & (size - 1)) ||
+		    size > SHIM_RING_MAX)
+			return error("heap ring size '%s' must be a power of two from %uK to %uM",
+				     eq + 1, SHIM_RING_MIN >> 10, SHIM_RING_MAX >> 20);
+		opts.heap_ring_size = size;
+		return 0;
+	}
 	ring = ring_by_name(arg, eq - arg);
 	if (ring < 0)
-		return error("unknown ring '%.*s' in --ring-size (rings: events, stacks)",
+		return error("unknown ring '%.*s' in --ring-size (rings: events, stacks, heap)",
 			     (int)(eq - arg), arg);
 	if (parse_size(eq + 1, &size) || size < (uint64_t)page ||
 	    (size & (size - 1)) || size > (1ULL << 32))
@@ -261,6 +296,9 @@ static void load_bpf(struct track_session *s)
 		.watermark_pct = opts.watermark_pct,
 		.call_graph = s->call_graph,
 		.stack_copy_size = opts.stack_copy_size,
+		.decide_at_exec = s->backend != BACKEND_BPF,
+		/* as BPF reads a superblock's dev_t */
+		.shim_file = { ((uint64_t)major(s->shim.dev) << 20) | minor(s->shim.dev), s->shim.ino },
 	};
 	int err = bpf_track__open(&s->bpf, &bo);
 
@@ -280,6 +318,23 @@ static void load_bpf(struct track_session *s)
 		    "with a reference counter? see dmesg)" : "");
 }
 
+/* the shim next to memtrack (or installed); without it, BPF traces everything */
+static void prepare_backend(struct track_session *s)
+{
+	if (s->attach)
+		s->backend = BACKEND_BPF;	/* a running process cannot take the shim */
+	if (s->backend == BACKEND_BPF)
+		return;
+	if (!backend__find_shim(&s->shim, MEMTRACK_LIBDIR))
+		return;
+	if (s->backend == BACKEND_PRELOAD)
+		die("cannot find libmemtrack-preload.so next to memtrack or in %s",
+		    MEMTRACK_LIBDIR);
+	warning("cannot find libmemtrack-preload.so next to memtrack or in %s: "
+		"every process is traced with BPF", MEMTRACK_LIBDIR);
+	s->backend = BACKEND_BPF;
+}
+
 /* a new file: an artifact never replaces one (pids come round again) */
 static void open_artifact(struct track_session *s)
 {
@@ -297,21 +352,187 @@ static void open_artifact(struct track_session *s)
 	s->out_dirfd = -1;
 }
 
+static void set_mode(struct track_session *s, pid_t pid, enum mt_mode mode)
+{
+	struct process *p = proc_table__get(&s->procs, pid);
+	int err = bpf_track__set_mode(s->bpf, pid, mode);
+
+	if (err)
+		warning("cannot set the backend of pid %d: %s", pid, strerror(-err));
+	if (p)
+		p->mode = mode;
+}
+
+static const char *comm_of(struct track_session *s, pid_t pid)
+{
+	struct process *p = proc_table__get(&s->procs, pid);
+
+	return p && p->comm[0] ? p->comm : "?";
+}
+
+/* the probes pid is to have: all of them with BPF, else those the shim cannot replace */
+static void probe_process(struct track_session *s, pid_t pid, struct code_scan *scan)
+{
+	enum link_want want = bpf_track__mode(s->bpf, pid) == MT_MODE_BPF ? LINK_ALL :
+									  LINK_FOREIGN;
+	int err = bpf_track__inspect_process(s->bpf, pid, want, scan);
+
+	if (err && err != -ENOENT)
+		warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
+}
+
+/* pid is traced by BPF from now on; with --backend preload, that fails the run */
+static void use_bpf(struct track_session *s, pid_t pid, const char *why)
+{
+	if (s->backend == BACKEND_PRELOAD) {
+		error("pid %d (%s) cannot take the preload shim: %s", pid, comm_of(s, pid), why);
+		s->refused++;
+	} else {
+		pr_debug("pid %d (%s): traced by BPF: %s\n", pid, comm_of(s, pid), why);
+	}
+	set_mode(s, pid, MT_MODE_BPF);
+	probe_process(s, pid, NULL);
+}
+
+/* at exec: the new image takes the shim (it says hello when it starts), or BPF */
+static void choose_backend(struct track_session *s, pid_t pid)
+{
+	const char *why;
+
+	if (s->backend == BACKEND_BPF || s->attach) {
+		set_mode(s, pid, MT_MODE_BPF);
+		return;
+	}
+	why = backend__refusal(pid, &s->shim);
+	if (why)
+		use_bpf(s, pid, why);
+	else
+		set_mode(s, pid, MT_MODE_PENDING);
+}
+
 /*
- * A tracked process exec'd or mapped code not seen before: probe it, note
- * its mappings for the resolver (it may be gone when its stacks are), resume.
+ * Before its first allocator call, a process waiting for its shim may
+ * show that the shim will not serve it: an allocator of its own mapped, or
+ * libc mapped without the shim (ld.so maps LD_PRELOAD's libraries first).
+ */
+static void check_pending(struct track_session *s, pid_t pid, const struct code_scan *scan)
+{
+	if (bpf_track__mode(s->bpf, pid) != MT_MODE_PENDING)
+		return;
+	if (scan->foreign)
+		use_bpf(s, pid, "it maps an allocator of its own");
+	else if (scan->allocator && !scan->shim)
+		use_bpf(s, pid, "it did not load the preload shim");
+}
+
+/*
+ * A tracked process exec'd or mapped code not seen before: choose its
+ * backend, probe what needs it, note its mappings for the resolver (it may
+ * be gone when its stacks are), resume it.
  */
 static void attach_new_code(struct track_session *s, const struct mt_proc_event *e)
 {
-	int err = bpf_track__inspect_process(s->bpf, e->pid);
+	struct code_scan scan;
 
-	if (err && err != -ENOENT)
-		warning("cannot inspect the code of pid %d: %s", e->pid, strerror(-err));
+	if (e->exit_code == MT_NEW_CODE_EXEC)
+		choose_backend(s, e->pid);
+	probe_process(s, e->pid, &scan);
+	check_pending(s, e->pid, &scan);
 	if (s->sym && e->exit_code == MT_NEW_CODE_EXEC)
 		symbolizer__exec(s->sym, e->pid);
-	else if (s->sym)
+	else if (s->sym && e->exit_code == MT_NEW_CODE_MMAP)
 		symbolizer__snapshot(s->sym, e->pid);
 	bpf_track__resume_attached(s->bpf, e->pid);
+}
+
+/* a shim says hello: its process takes the shim, unless it cannot serve it */
+static bool on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
+{
+	struct track_session *s = ctx;
+	struct merge_proc *mp;
+	struct code_scan scan;
+	int mode = bpf_track__mode(s->bpf, pid);
+
+	if (mode != MT_MODE_PENDING && mode != MT_MODE_PRELOAD)
+		return false;	/* BPF traces it, or not ours at all */
+	if (mode == MT_MODE_PENDING) {
+		if (flags & SHIM_SHADOWED) {
+			use_bpf(s, pid, "its executable defines the allocator functions");
+			return false;
+		}
+		if ((flags & SHIM_NO_NEXT) ||
+		    (!bpf_track__inspect_process(s->bpf, pid, LINK_NONE, &scan) && scan.foreign)) {
+			use_bpf(s, pid, "it uses an allocator of its own");
+			return false;
+		}
+	}
+	mp = merger__proc(s->merger, pid);
+	if (!mp)
+		return false;
+	merger__ref(mp);
+	set_mode(s, pid, MT_MODE_PRELOAD);
+	return true;
+}
+
+/* a ring of a process whose hello was accepted: it may have exited since, its events stand */
+static bool on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r)
+{
+	struct track_session *s = ctx;
+	struct merge_proc *mp;
+
+	mp = merger__proc(s->merger, pid);
+	return mp && !merger__add_ring(s->merger, mp, r);
+}
+
+static void on_shim_closed(void *ctx, pid_t pid)
+{
+	struct track_session *s = ctx;
+	struct merge_proc *mp = merger__proc(s->merger, pid);
+
+	if (mp)
+		merger__unref(s->merger, mp);
+}
+
+static void on_merged_event(void *ctx, const struct mt_alloc_event *e)
+{
+	struct track_session *s = ctx;
+
+	encoder__add(s->enc, e);	/* a write error is reported at the end */
+}
+
+static uint64_t on_shim_stack(void *ctx, int32_t pid, const uint64_t *ips, uint32_t nr)
+{
+	struct track_session *s = ctx;
+
+	return s->stack_ids ? stack_ids__intern(s->stack_ids, pid, ips, nr) : 0;
+}
+
+/* a process whose ring broke the rules is no longer tracked; memtrack runs on */
+static void on_corrupt_ring(void *ctx, int32_t pid, int32_t tid, const char *why)
+{
+	struct track_session *s = ctx;
+
+	warning("the preload shim's ring of pid %d (%s), thread %d, is corrupt: %s; "
+		"its allocations from now on are not tracked", pid, comm_of(s, pid), tid, why);
+	s->corrupt++;
+	shim_host__drop(s->host, pid);
+}
+
+static void on_producer_waited(void *ctx, int32_t pid, uint64_t since)
+{
+	struct heap_waits *w = &((struct track_session *)ctx)->waits;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->pids[i].pid == (uint32_t)pid) {
+			if (since < w->pids[i].stopped_at)
+				w->pids[i].stopped_at = since;
+			return;
+		}
+	}
+	if (grow_array((void **)&w->pids, &w->cap, w->n + 1, sizeof(*w->pids)))
+		return;
+	w->pids[w->n++] = (struct stopped_pid){ .pid = pid, .stopped_at = since };
 }
 
 /* the resolver must know every process's mappings, even after it is gone */
@@ -330,14 +551,28 @@ static int on_event_record(void *ctx, const void *data, uint32_t len)
 	struct track_session *s = ctx;
 	uint32_t kind = *(const uint32_t *)data;
 
-	if (kind == MT_NEW_CODE && len >= sizeof(struct mt_proc_event)) {
-		attach_new_code(s, data);
-	} else if (kind >= MT_FORK && len >= sizeof(struct mt_proc_event)) {
+	switch (kind) {
+	case MT_MALLOC ... MT_BRK:
+		if (len >= sizeof(struct mt_alloc_event) && merger__add_bpf(s->merger, data))
+			return -ENOMEM;
+		break;
+	case MT_NEW_CODE:
+		if (len >= sizeof(struct mt_proc_event))
+			attach_new_code(s, data);
+		break;
+	case MT_FORK:
+	case MT_EXEC:
+	case MT_EXIT:
+		if (len < sizeof(struct mt_proc_event))
+			break;
 		proc_table__apply(&s->procs, data);
 		follow_process(s, data);
+		if (kind == MT_EXIT) {
+			merger__exited(s->merger, ((const struct mt_proc_event *)data)->pid);
+			bpf_track__unlink_process(s->bpf, ((const struct mt_proc_event *)data)->pid);
+		}
+		break;
 	}
-	else if (kind && kind < MT_FORK && len >= sizeof(struct mt_alloc_event))
-		encoder__add(s->enc, data);	/* a write error is reported at the end */
 	return 0;
 }
 
@@ -362,16 +597,86 @@ static int unwind_rule(void *ctx, int32_t pid, uint64_t ip, bool ret_addr,
 	return symbolizer__unwind_rule(ctx, pid, ip, ret_addr, rule);
 }
 
+/* the stacks poller's: BPF copies no more of tid's stack than up to its outermost frame */
+static void learn_stack_end(void *ctx, uint32_t tid, uint64_t end)
+{
+	bpf_track__set_stack_end(ctx, tid, end + STACK_END_SLACK);
+}
+
 static uint64_t take_stack_id(void *arg, uint64_t seq)
 {
 	return stack_ids__take(arg, seq);
 }
 
+/* the shim's rings as one ring `heap` in the stats (DESIGN.md, "Pipeline stats") */
+static void write_heap_rows(struct track_session *s, const struct ring_tick *k,
+			    const struct merge_stats *after)
+{
+	struct ring_tick row = *k;
+	struct heap_waits *w = &s->waits;
+
+	if (w->n) {
+		w->episodes++;
+		pstats__pressure(s->stats, "heap", now_ns(), w->pids, w->n);
+		w->n = 0;
+	}
+	if (!s->stats)
+		return;
+	if (after->size != s->heap_size && after->size) {
+		s->heap_size = after->size;
+		pstats__ring_open(s->stats, "heap", after->size, after->size);
+	}
+	row.t1 = now_ns();
+	row.prod1 = after->prod;
+	row.cons1 = after->cons;
+	if (row.prod1 != row.prod0 || row.cons1 != row.cons0)
+		pstats__ring_tick(s->stats, &row);
+}
+
+/* after each drain of the BPF ring: merge what is ready into the encoder */
 static void on_events_tick(void *ctx)
 {
 	struct track_session *s = ctx;
+	struct merge_stats before, after;
+	struct ring_tick k = { .ring = "heap" };
 
+	merger__set_bpf_bound(s->merger, s->events.drained_at);
+	merger__stats(s->merger, &before);
+	k.t0 = now_ns();
+	k.prod0 = before.prod;
+	k.cons0 = before.cons;
+	merger__pass(s->merger, false);
+	merger__stats(s->merger, &after);
+	k.peak = before.prod - before.cons > after.prod - after.cons ?
+		 before.prod - before.cons : after.prod - after.cons;
+	write_heap_rows(s, &k, &after);
 	encoder__flush_older(s->enc, WINDOW_MAX_AGE_NS);
+}
+
+static void on_events_fd(void *ctx, int fd, uint32_t events)
+{
+	struct track_session *s = ctx;
+
+	shim_host__handle(s->host, fd, events);
+}
+
+/* the shims kick a poller that sleeps, when a ring fills */
+static bool events_may_sleep(void *ctx)
+{
+	struct track_session *s = ctx;
+
+	shim_host__set_asleep(s->host, true);
+	if (!merger__busy(s->merger))
+		return true;
+	shim_host__set_asleep(s->host, false);
+	return false;
+}
+
+static void events_woke(void *ctx)
+{
+	struct track_session *s = ctx;
+
+	shim_host__set_asleep(s->host, false);
 }
 
 static void on_window(const struct encoder_window_stats *w, void *arg)
@@ -431,6 +736,53 @@ static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_
 	return err ? err : poller__start(p);
 }
 
+/*
+ * The preload shim's end: the socket its processes connect to, polled by
+ * the events poller, and the merge of their rings with BPF's events.
+ * Before the command starts: its environment names the socket.
+ */
+static void start_shim_host(struct track_session *s)
+{
+	struct shim_host_opts ho = {
+		.ring_size = opts.heap_ring_size,
+		.call_graph = s->call_graph,
+	};
+	struct shim_host_ops hops = {
+		.decide = on_shim_hello,
+		.ring = on_shim_ring,
+		.closed = on_shim_closed,
+		.ctx = s,
+	};
+	struct merge_ops mops = {
+		.emit = on_merged_event,
+		.stack = on_shim_stack,
+		.corrupt = on_corrupt_ring,
+		.waited = on_producer_waited,
+		.ctx = s,
+	};
+	int err;
+
+	s->merger = merger__new(&mops);
+	if (!s->merger)
+		die("cannot start the merger: out of memory");
+	if (s->backend == BACKEND_BPF)
+		return;
+	err = shim_host__new(&s->host, &ho, &hops);
+	if (err)
+		die("cannot create the preload shim's socket: %s", strerror(-err));
+	s->shim.name_var = shim_host__env(s->host);
+	s->child.preload = s->shim.path;
+	s->child.preload_var = s->shim.name_var;
+	s->events.on_fd = on_events_fd;
+	s->events.may_sleep = events_may_sleep;
+	s->events.woke = events_woke;
+	err = poller__init(&s->events);
+	if (!err)
+		err = shim_host__watch(s->host, s->events.epoll_fd);
+	if (err)
+		die("cannot poll the preload shim's socket: %s", strerror(-err));
+}
+
 /* the symbolizer, the resolver thread, and with dwarf the unwinding */
 static void start_stack_stages(struct track_session *s)
 {
@@ -439,11 +791,11 @@ static void start_stack_stages(struct track_session *s)
 		s->resolver = resolver__new(s->sym, s->stats);
 	if (!s->resolver)
 		die("cannot start the resolver: out of memory");
-	if (s->call_graph != MT_CALL_GRAPH_DWARF)
-		return;
+	/* the shim's stacks get their ids here, with fp too */
 	s->stack_ids = stack_ids__new(unwind_rule, s->sym, s->resolver);
 	if (!s->stack_ids)
 		die("cannot start the unwinder: out of memory");
+	stack_ids__set_end_fn(s->stack_ids, learn_stack_end, s->bpf);
 }
 
 static void start_pipeline(struct track_session *s)
@@ -459,7 +811,7 @@ static void start_pipeline(struct track_session *s)
 
 	if (s->call_graph != MT_CALL_GRAPH_NO)
 		start_stack_stages(s);
-	if (s->stack_ids) {
+	if (s->stack_ids && s->call_graph == MT_CALL_GRAPH_DWARF) {
 		eo.stack_id = take_stack_id;
 		eo.stack_id_arg = s->stack_ids;
 	}
@@ -483,7 +835,9 @@ static void run_child(struct track_session *s)
 	pid_t pid = s->child.pid;
 	int err;
 
-	err = bpf_track__track_pid(s->bpf, pid);
+	/* until its exec, it runs memtrack's code, which BPF is not to count */
+	err = bpf_track__set_mode(s->bpf, pid,
+				  s->backend == BACKEND_BPF ? MT_MODE_BPF : MT_MODE_PENDING);
 	if (!err && !proc_table__get(&s->procs, pid))
 		err = -ENOMEM;
 	if (err) {
@@ -572,11 +926,14 @@ static void attach_to_tree(struct track_session *s)
 		}
 		p = proc_table__get(&s->procs, tree[i]);
 
-		err = bpf_track__track_pid(s->bpf, tree[i]);
+		/* a running process cannot take the shim */
+		err = bpf_track__set_mode(s->bpf, tree[i], MT_MODE_BPF);
+		if (p)
+			p->mode = MT_MODE_BPF;
 		if (!err && p)
 			err = proc_tree__describe(tree[i], p);
 		if (!err)
-			err = bpf_track__inspect_process(s->bpf, tree[i]);
+			err = bpf_track__inspect_process(s->bpf, tree[i], LINK_ALL, NULL);
 		if (err && err != -ENOENT && err != -ESRCH)
 			warning("cannot track pid %d: %s", tree[i], strerror(-err));
 	}
@@ -628,36 +985,20 @@ static void run_attached(struct track_session *s)
 
 static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 {
-	msgpack_pack_map(pk, s->attach ? 11 : 10);
-	if (s->attach) {
-		/* allocations made before attaching are unknown to this artifact */
-		pack_key(pk, "attached");
-		msgpack_pack_true(pk);
-	}
-	pack_key(pk, "type");
-	pack_str(pk, "Meta");
-	pack_key(pk, "format");
-	msgpack_pack_int(pk, ARTIFACT_FORMAT);
-	pack_key(pk, "tool");
-	pack_str(pk, "memtrack");
-	pack_key(pk, "version");
-	pack_str(pk, memtrack_version_string);
-	pack_key(pk, "command");
-	pack_str(pk, s->command);
-	pack_key(pk, "root_pid");
-	msgpack_pack_int32(pk, s->root_pid);
-	pack_key(pk, "start");
-	msgpack_pack_uint64(pk, s->start_ns);
-	pack_key(pk, "end");
-	msgpack_pack_uint64(pk, s->end_ns);
-	pack_key(pk, "drops");
-	msgpack_pack_map(pk, 2);
-	pack_key(pk, "events");
-	msgpack_pack_uint64(pk, s->event_drops);
-	pack_key(pk, "stacks");
-	msgpack_pack_uint64(pk, s->stack_drops);
-	pack_key(pk, "exit_code");
-	msgpack_pack_int32(pk, s->status);
+	struct artifact_record run = { 0 };
+
+	artifact_record__set_version(&run, memtrack_version_string);
+	artifact_record__set_command(&run, s->command);
+	artifact_record__set_root_pid(&run, s->root_pid);
+	artifact_record__set_start(&run, s->start_ns);
+	artifact_record__set_end(&run, s->end_ns);
+	artifact_record__set_drops(&run, (struct artifact_drops){
+		.events = s->event_drops, .stacks = s->stack_drops });
+	artifact_record__set_exit_code(&run, s->status);
+	/* allocations made before attaching are unknown to this artifact */
+	if (s->attach)
+		artifact_record__set_attached(&run, true);
+	artifact__pack_meta(pk, &run);
 }
 
 static void pack_trailer(msgpack_packer *pk, void *arg)
@@ -681,6 +1022,22 @@ static void add_unpublished_stacks(struct track_session *s)
 	s->stack_drops += st.unpublished;
 }
 
+/*
+ * The pollers are stopped: what the rings still hold goes out, whatever the
+ * bounds, and the shims still running go their way untracked.
+ */
+static void finish_merge(struct track_session *s)
+{
+	struct merge_stats st;
+
+	merger__set_bpf_bound(s->merger, UINT64_MAX);
+	merger__pass(s->merger, true);
+	merger__stats(s->merger, &st);
+	s->event_lost = st.lost;
+	shim_host__delete(s->host);
+	s->host = NULL;
+}
+
 /* everything after the root exits: drain, release, trailer; 0 or -errno */
 static int finish_pipeline(struct track_session *s)
 {
@@ -693,6 +1050,7 @@ static int finish_pipeline(struct track_session *s)
 
 		err = err ? err : stacks_err;
 	}
+	finish_merge(s);
 	/* every raw stack is unwound: an event still waiting for one gets none */
 	if (s->stack_ids)
 		stack_ids__close(s->stack_ids);
@@ -724,20 +1082,6 @@ static int finish_pipeline(struct track_session *s)
 	return ret ? ret : err;
 }
 
-static const char *human_bytes(uint64_t n, char *buf, size_t size)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = n;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-	return buf;
-}
-
 /* -v: what the dwarf unwinding did */
 static void print_unwind_stats(struct track_session *s)
 {
@@ -753,6 +1097,16 @@ static void print_unwind_stats(struct track_session *s)
 		st.raw ? (double)st.frames / st.raw : 0.0, st.stacks);
 }
 
+/* processes traced through the preload shim (or that would have been, had they allocated) */
+static size_t preload_processes(const struct proc_table *pt)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < pt->count; i++)
+		n += pt->procs[i].mode && pt->procs[i].mode != MT_MODE_BPF;
+	return n;
+}
+
 static void print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
@@ -764,18 +1118,30 @@ static void print_summary(struct track_session *s)
 	if (s->resolver)
 		snprintf(stacks, sizeof(stacks), ", %lu stacks of %lu frames",
 			 resolver__stacks(s->resolver), resolver__frames(s->resolver));
-	fprintf(stderr, "[ memtrack track: %lu events, %lu processes%s, '%s' (%s), "
-		"%lu drops, %lu pressure episodes%s ]\n",
-		encoder__events_in(s->enc), s->procs.count, stacks, s->artifact_path,
-		human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
-		s->event_drops + s->stack_drops, s->events.episodes + s->stacks.episodes,
-		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "");
+	fprintf(stderr, "[ memtrack track: %lu events, %lu processes (%zu preload)%s, '%s' (%s), "
+		"%lu drops, %lu pressure episodes%s%s ]\n",
+		encoder__events_in(s->enc), s->procs.count, preload_processes(&s->procs), stacks,
+		s->artifact_path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
+		s->event_drops + s->stack_drops + s->event_lost,
+		s->events.episodes + s->stacks.episodes + s->waits.episodes,
+		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "",
+		s->corrupt ? ", CORRUPT RINGS (see above)" : "");
 }
 
 static int exit_status(const struct track_session *s, int err)
 {
 	if (err)
 		return MEMTRACK_EXIT_FATAL;
+	if (s->refused) {
+		error("%u processes could not take the preload shim (--backend preload)",
+		      s->refused);
+		return MEMTRACK_EXIT_FATAL;
+	}
+	if (s->event_lost && !opts.tolerate_drops) {
+		error("%lu bytes of events in corrupt rings were lost: the artifact is incomplete",
+		      s->event_lost);
+		return MEMTRACK_EXIT_FATAL;
+	}
 	if ((s->event_drops || s->stack_drops) && !opts.tolerate_drops) {
 		error("%lu events and %lu call stacks were dropped: the artifact is incomplete "
 		      "(use a larger --ring-size, or --tolerate-drops)",
@@ -792,8 +1158,13 @@ static int exit_status(const struct track_session *s, int err)
 static int check_bpf(void)
 {
 	struct track_session s = { 0 };
+	int err;
 
 	load_bpf(&s);
+	err = bpf_track__check_probes(s.bpf);
+	if (err)
+		die("cannot probe the allocator functions of libc %s: %s", s.libc_path,
+		    strerror(-err));
 	bpf_track__close(s.bpf);
 	printf("BPF programs load and attach (libc: %s)\n", s.libc_path);
 	return 0;
@@ -875,12 +1246,24 @@ static int check_stacks_ring(const struct track_session *s)
 	return 0;
 }
 
+/* --backend, else MEMTRACK_BACKEND, else auto */
+static int parse_backend(struct track_session *s)
+{
+	const char *name = opts.backend ? opts.backend : getenv("MEMTRACK_BACKEND");
+	int b = backend__parse(name && *name ? name : "auto");
+
+	if (b < 0)
+		return error("--backend expects auto, preload or bpf, not '%s'", name);
+	s->backend = b;
+	return 0;
+}
+
 /* values the option table cannot check: each a usage error */
 static int validate_options(struct track_session *s)
 {
 	int mode = parse_call_graph(opts.call_graph);
 
-	if (mode < 0)
+	if (mode < 0 || parse_backend(s))
 		return -1;
 	s->call_graph = mode;
 	if (opts.watermark_pct < 1 || opts.watermark_pct > 99)
@@ -920,6 +1303,8 @@ int cmd_track(int argc, const char **argv)
 			   "track these running processes and their descendants"),
 		OPT_STRING(0, "call-graph", &opts.call_graph, "mode",
 			   "call stacks: dwarf[,<size>] (default), fp or no"),
+		OPT_STRING(0, "backend", &opts.backend, "how",
+			   "auto (default: preload shim, else BPF), preload or bpf"),
 		OPT_BOOLEAN(0, "tolerate-drops", &opts.tolerate_drops,
 			    "exit with the command's status even if events were dropped"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),
@@ -960,6 +1345,11 @@ int cmd_track(int argc, const char **argv)
 			error("-p expects a list of process ids, not '%s'", opts.attach_pids);
 			usage_with_options(track_usage, options);
 		}
+		if (s.backend == BACKEND_PRELOAD) {
+			error("-p cannot go with --backend preload: a running process cannot "
+			      "take the shim");
+			usage_with_options(track_usage, options);
+		}
 		check_attach_targets(&s);
 		argc = 1;
 		argv = &opts.attach_pids;
@@ -978,6 +1368,7 @@ int cmd_track(int argc, const char **argv)
 	check_pid_namespace();
 	/* a command that dies before its start must not kill us through the go pipe */
 	signal(SIGPIPE, SIG_IGN);
+	prepare_backend(&s);
 	load_bpf(&s);
 	proc_table__init(&s.procs);
 
@@ -985,6 +1376,7 @@ int cmd_track(int argc, const char **argv)
 	if (err < 0)
 		die("cannot start the guardian process: %s", strerror(-err));
 	s.guardian_fd = err;
+	start_shim_host(&s);
 	if (s.attach) {
 		s.root_pid = s.attach[0];
 	} else {
@@ -1019,6 +1411,8 @@ int cmd_track(int argc, const char **argv)
 	bpf_track__close(s.bpf);
 	close(s.guardian_fd);
 	encoder__delete(s.enc);
+	merger__delete(s.merger);
+	free(s.waits.pids);
 	stack_ids__delete(s.stack_ids);
 	resolver__delete(s.resolver);
 	symbolizer__delete(s.sym);

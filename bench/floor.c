@@ -139,7 +139,7 @@ static int link_multi(int prog_fd, const struct probe_set *ps, bool ret)
 	for (i = 0; i < ps->n; i++)
 		if (!(ret && ps->is_free[i]))
 			offs[n++] = ps->offsets[i];
-	return uprobe_multi__link(prog_fd, ps->libc, offs, NULL, n, ret);
+	return uprobe_multi__link(prog_fd, ps->libc, offs, NULL, n, ret, 0);
 }
 
 static int attach_multi(struct floor_bpf *skel, const struct probe_set *ps,

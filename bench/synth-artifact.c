@@ -46,7 +46,7 @@ static void make_pair(struct mt_alloc_event e[2], uint64_t i, uint64_t ts)
 	size = 16 + (nth & 1023);
 	e[0].kind = MT_MALLOC;
 	e[0].pid = e[0].tid = ROOT_PID + 1 + child;
-	e[0].pad = 0;
+	e[0].flags = 0;
 	e[0].ts = ts;
 	/* a tcache bin per 16 bytes of size: the same chunk comes back */
 	e[0].addr = 0x55d4a0000000ULL + child * 0x1000000ULL + (size / 16) * 0x420;
@@ -58,56 +58,35 @@ static void make_pair(struct mt_alloc_event e[2], uint64_t i, uint64_t ts)
 	e[1].size = 0;
 }
 
-static void pack_u64(msgpack_packer *pk, const char *key, uint64_t v)
-{
-	pack_key(pk, key);
-	msgpack_pack_uint64(pk, v);
-}
-
-static void pack_i32(msgpack_packer *pk, const char *key, int32_t v)
-{
-	pack_key(pk, key);
-	msgpack_pack_int32(pk, v);
-}
-
-static void pack_string(msgpack_packer *pk, const char *key, const char *v)
-{
-	pack_key(pk, key);
-	pack_str(pk, v);
-}
-
 static void pack_process(msgpack_packer *pk, int32_t pid, int32_t ppid,
 			 uint64_t start, uint64_t end)
 {
-	msgpack_pack_map(pk, 8);
-	pack_string(pk, "type", "Process");
-	pack_i32(pk, "pid", pid);
-	pack_i32(pk, "ppid", ppid);
-	pack_string(pk, "comm", "alloc_storm_pro");
-	pack_string(pk, "exe", "tests/workloads/alloc_storm_procs");
-	pack_u64(pk, "start", start);
-	pack_u64(pk, "exit", end);
-	pack_i32(pk, "exit_code", 0);
+	struct artifact_record r = { .type = ARTIFACT_PROCESS };
+
+	artifact_record__set_pid(&r, pid);
+	artifact_record__set_ppid(&r, ppid);
+	artifact_record__set_comm(&r, "alloc_storm_pro");
+	artifact_record__set_exe(&r, "tests/workloads/alloc_storm_procs");
+	artifact_record__set_start(&r, start);
+	artifact_record__set_exit(&r, end);
+	artifact_record__set_exit_code(&r, 0);
+	artifact_record__pack(pk, &r);
 }
 
 static void pack_trailer(msgpack_packer *pk, void *arg)
 {
 	const struct synth *s = arg;
+	struct artifact_record run = { 0 };
 	int i;
 
-	msgpack_pack_map(pk, 10);
-	pack_string(pk, "type", "Meta");
-	pack_i32(pk, "format", 1);
-	pack_string(pk, "tool", "memtrack");
-	pack_string(pk, "version", "synth-artifact");
-	pack_string(pk, "command", "synth-artifact (alloc_storm_procs shape)");
-	pack_i32(pk, "root_pid", ROOT_PID);
-	pack_u64(pk, "start", s->start);
-	pack_u64(pk, "end", s->end);
-	pack_key(pk, "drops");
-	msgpack_pack_map(pk, 1);
-	pack_u64(pk, "events", 0);
-	pack_i32(pk, "exit_code", 0);
+	artifact_record__set_version(&run, "synth-artifact");
+	artifact_record__set_command(&run, "synth-artifact (alloc_storm_procs shape)");
+	artifact_record__set_root_pid(&run, ROOT_PID);
+	artifact_record__set_start(&run, s->start);
+	artifact_record__set_end(&run, s->end);
+	artifact_record__set_drops(&run, (struct artifact_drops){ 0 });
+	artifact_record__set_exit_code(&run, 0);
+	artifact__pack_meta(pk, &run);
 
 	pack_process(pk, ROOT_PID, 1, s->start, s->end);
 	for (i = 0; i < CHILDREN; i++)

@@ -22,23 +22,36 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SIGSTOP		19
 #define MAX_ERRNO	4095
 #define PROT_EXEC	0x4
+#define STACK_END_SLACK	64	/* bytes copied above a thread's outermost frame */
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_mmap		9
 #define NR_munmap	11
 #define NR_brk		12
 #define NR_mremap	25
+#define NR_clone	56
+#define NR_fork		57
+#define NR_vfork	58
+#define NR_clone3	435
+#define SYSCALL_NR	orig_ax
 #define SYSCALL_ARG1	di
 #define SYSCALL_ARG2	si
 #define SYSCALL_ARG3	dx
+#define SYSCALL_IP	ip
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_brk		214
 #define NR_munmap	215
 #define NR_mremap	216
 #define NR_mmap		222
+#define NR_clone	220
+#define NR_clone3	435
+#define NR_fork		-1	/* arm64 has neither: clone does it */
+#define NR_vfork	-1
+#define SYSCALL_NR	syscallno
 #define SYSCALL_ARG1	orig_x0
 #define SYSCALL_ARG2	regs[1]
 #define SYSCALL_ARG3	regs[2]
+#define SYSCALL_IP	pc
 #else
 #error "syscall numbers for this architecture are missing"
 #endif
@@ -70,7 +83,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tgid */
-	__type(value, __u8);
+	__type(value, __u8);	/* enum mt_mode */
 } tracked SEC(".maps");
 
 /* hash of (tgid, ips) -> stack id: a stack is sent once per process */
@@ -82,6 +95,36 @@ struct {
 } stack_ids SEC(".maps");
 
 __u64 next_stack_id = 0;
+
+/*
+ * Per thread, where its stack ends as far as unwinding goes: the CFA of
+ * its outermost frame, learnt by userspace from a first full copy.  A copy
+ * need go no further: for the main thread, what lies above is argv and
+ * the environment, kilobytes of it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tid */
+	__type(value, __u64);
+} stack_ends SEC(".maps");
+
+/*
+ * A raw stack copy is assembled here, then sent at the length it has; one
+ * per CPU (a per-CPU array's values are limited to 32 KiB), as many as
+ * userspace sets.
+ */
+struct raw_stack_buf {
+	__u8 bytes[sizeof(struct mt_raw_stack) + MT_STACK_COPY_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* set by userspace: the possible CPUs */
+	__type(key, __u32);
+	__type(value, struct raw_stack_buf);
+} raw_scratch SEC(".maps");
 
 /* room for one stack record: too large for the BPF stack */
 struct {
@@ -106,11 +149,24 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
 	__uint(max_entries, 16384);
 	__type(key, struct mt_file_id);
-	__type(value, __u8);
+	__type(value, __u8);	/* enum mt_file_kind */
 } inspected SEC(".maps");
+
+/* the files whose probes a process has (its own uprobe_multi links, with its pid) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct mt_pid_file);
+	__type(value, __u8);
+} pid_files SEC(".maps");
 
 /* 0: tracked processes run whatever code they map, unprobed */
 const volatile bool discover_allocators = false;
+/* every exec stops, for userspace to choose the new image's backend */
+const volatile bool decide_at_exec = false;
+/* the preload shim: its own mappings are memtrack's, not the program's */
+const volatile struct mt_file_id shim_file = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -135,18 +191,6 @@ struct {
 	__type(value, struct call_state);
 } calls SEC(".maps");
 
-struct syscall_state {
-	__u64 args[3];
-	long nr;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);	/* allocated as used, not zeroed at load */
-	__uint(max_entries, 65536);
-	__type(key, __u32);	/* tid */
-	__type(value, struct syscall_state);
-} syscalls SEC(".maps");
 
 /*
  * Set by userspace when the run ends: the probes stay attached a little
@@ -168,6 +212,19 @@ __u32 tracing_done = 0;
 static __always_inline bool is_tracked(__u32 tgid)
 {
 	return !tracing_done && bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
+/* the process's mode with MT_MODE_LINKED, 0 when it is not tracked */
+static __always_inline __u8 mode_bits_of(__u32 tgid)
+{
+	__u8 *mode = tracing_done ? NULL : bpf_map_lookup_elem(&tracked, &tgid);
+
+	return mode ? *mode : 0;
+}
+
+static __always_inline __u8 mode_of(__u32 tgid)
+{
+	return mode_bits_of(tgid) & ~MT_MODE_LINKED;
 }
 
 static __always_inline void count_drop(__u32 ring)
@@ -219,6 +276,27 @@ static __always_inline void submit_event(void *rec)
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 }
 
+/*
+ * Whether userspace must see this mapping of a known file: a process whose
+ * backend is still open stops at every allocator it maps.
+ */
+static __always_inline bool known_file_needs_stop(struct mt_file_id *file, __u32 tgid)
+{
+	struct mt_pid_file key = { .tgid = tgid, .dev = file->dev, .ino = file->ino };
+	__u8 *kind = bpf_map_lookup_elem(&inspected, file), mode;
+
+	if (!kind)
+		return true;
+	if (*kind == MT_FILE_PLAIN)
+		return false;
+	mode = mode_of(tgid);
+	if (mode == MT_MODE_PENDING)
+		return true;
+	/* an allocator the process is to have the probes of, and has not yet */
+	return (mode == MT_MODE_BPF || *kind == MT_FILE_FOREIGN_ALLOCATOR) &&
+	       !bpf_map_lookup_elem(&pid_files, &key);
+}
+
 /* stops the current process until userspace has inspected what it mapped */
 static __always_inline void stop_for_attach(struct mt_file_id *file, bool always,
 					    __s32 reason)
@@ -227,7 +305,7 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key;
 	__u64 now;
 
-	if (!always && bpf_map_lookup_elem(&inspected, file))
+	if (!always && !known_file_needs_stop(file, tgid))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -288,7 +366,7 @@ static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 	e->kind = kind;
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
-	e->pad = 0;
+	e->flags = stack && call_graph == MT_CALL_GRAPH_DWARF ? MT_EVENT_STACK_SEQ : 0;
 	e->ts = bpf_ktime_get_ns();
 	e->addr = addr;
 	e->size = size;
@@ -331,26 +409,63 @@ static __always_inline bool stacks_full_after(__u64 len)
  * a read that crosses the end fails whole: then shorter ones, a page less at
  * a time, from the last page boundary below sp + stack_copy_size.
  */
+/*
+ * Where a thread's stack ends for unwinding: learnt from a first full copy,
+ * or for a main thread, the stack pointer its program started with (its
+ * _start's frame sits there, argv and the environment above).
+ */
+static __always_inline __u64 stack_end_of(__u64 id)
+{
+	__u32 tid = (__u32)id;
+	__u64 *end = bpf_map_lookup_elem(&stack_ends, &tid);
+	void *mm;
+
+	if (end)
+		return *end;
+	if (tid != id >> 32)
+		return 0;
+	mm = kernel_ptr(bpf_get_current_task(), koff.task_mm);
+	return mm ? kernel_read(__u64, mm, koff.mm_start_stack) + STACK_END_SLACK : 0;
+}
+
+/* bytes of stack to copy from sp: up to the thread's end, at most stack_copy_size */
+static __always_inline __u64 live_stack_len(__u64 id, __u64 sp)
+{
+	__u64 end = stack_end_of(id), len = stack_copy_size;
+
+	if (end > sp && end - sp < len)
+		len = (end - sp + 7) & ~7ULL;
+	return len;
+}
+
+/*
+ * The registers and the live part of the user stack, for userspace to
+ * unwind from the CFI; the record's seq stands for the stack until then.
+ * The stack may end (the top of its mapping) before sp + len, and a read
+ * that crosses the end fails whole: then shorter ones, a page less at a
+ * time, from the last page boundary below sp + len.
+ */
 static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
 {
-	__u64 sp = PT_REGS_SP(ctx), len = stack_copy_size, end, seq;
-	struct mt_raw_stack *rec;
-	__u32 i;
+	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP(ctx), want, len, end, seq;
+	__u32 i, cpu = bpf_get_smp_processor_id();
+	struct raw_stack_buf *buf;
+	struct mt_raw_stack *hdr;
+	__u8 *data;
 	bool full;
 
-	full = stacks_full_after(sizeof(*rec) + stack_copy_size);
-	if (full)
-		stop_for_pressure(MT_STOPPED_BY_STACKS);
-	rec = bpf_ringbuf_reserve(&stacks, sizeof(*rec) + stack_copy_size, 0);
-	if (!rec) {
-		count_drop(MT_RING_STACKS);
+	buf = bpf_map_lookup_elem(&raw_scratch, &cpu);
+	if (!buf)
 		return 0;
-	}
+	hdr = (struct mt_raw_stack *)buf->bytes;
+	data = buf->bytes + sizeof(*hdr);
+	want = live_stack_len(id, sp);
+	len = want;
 	end = (sp + len) & ~4095ULL;
 	for (i = 0; i < MT_STACK_COPY_MAX / 4096 + 2; i++) {
-		if (len > stack_copy_size || len > MT_STACK_COPY_MAX)
+		if (len > want || len > MT_STACK_COPY_MAX)
 			break;
-		if (!bpf_probe_read_user(rec->data, len, (void *)sp))
+		if (!bpf_probe_read_user(data, len, (void *)sp))
 			break;
 		if (end <= sp) {
 			len = 0;
@@ -359,16 +474,25 @@ static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
 		len = end - sp;
 		end -= 4096;
 	}
+	if (len > want || len > MT_STACK_COPY_MAX)
+		len = 0;
 	seq = __sync_fetch_and_add(&next_stack_id, 1) + 1;
-	rec->kind = MT_RAW_STACK;
-	rec->pid = bpf_get_current_pid_tgid() >> 32;
-	rec->seq = seq;
-	rec->ip = PT_REGS_IP(ctx);
-	rec->sp = sp;
-	rec->bp = PT_REGS_FP(ctx);
-	rec->size = len <= stack_copy_size ? len : 0;
-	rec->pad = 0;
-	bpf_ringbuf_submit(rec, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	hdr->kind = MT_RAW_STACK;
+	hdr->pid = id >> 32;
+	hdr->tid = (__u32)id;
+	hdr->seq = seq;
+	hdr->ip = PT_REGS_IP(ctx);
+	hdr->sp = sp;
+	hdr->bp = PT_REGS_FP(ctx);
+	hdr->size = len;
+	full = stacks_full_after(sizeof(*hdr) + len);
+	if (full)
+		stop_for_pressure(MT_STOPPED_BY_STACKS);
+	if (bpf_ringbuf_output(&stacks, buf, sizeof(*hdr) + len,
+			       full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+		count_drop(MT_RING_STACKS);
+		return 0;
+	}
 	return seq;
 }
 
@@ -451,16 +575,26 @@ static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
 	return e;
 }
 
+/* the probe's shape, or -1 when this call is not BPF's to record */
+static __always_inline int probe_shape(void *ctx, __u32 tgid)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u8 mode = mode_of(tgid);
+
+	if (mode == MT_MODE_BPF || (mode && (cookie & MT_COOKIE_FOREIGN)))
+		return MT_COOKIE_SHAPE(cookie);
+	return -1;
+}
+
 SEC("uprobe")
 int BPF_KPROBE(alloc_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct call_state *st, new = {};
-	__u32 shape;
+	int shape = probe_shape(ctx, id >> 32);
 
-	if (!is_tracked(id >> 32))
+	if (shape < 0)
 		return 0;
-	shape = bpf_get_attach_cookie(ctx);
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->depth) {
 		/* called from inside another allocator function: not a user call */
@@ -565,41 +699,73 @@ static __always_inline bool is_memory_syscall(long nr)
 /* a syscall's argument from the pt_regs the tracepoint passes */
 #define syscall_arg(regs, reg)	kernel_read(__u64, regs, offsetof(struct pt_regs, reg))
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
+static long vma_in_shim(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	struct syscall_state st;
+	struct file *f = kernel_ptr(vma, koff.vma_file);
+	struct mt_file_id id = {};
 
-	if (!is_memory_syscall(nr) || !is_tracked(id >> 32))
-		return 0;
-	st.nr = nr;
-	st.args[0] = syscall_arg(regs, SYSCALL_ARG1);
-	st.args[1] = syscall_arg(regs, SYSCALL_ARG2);
-	st.args[2] = syscall_arg(regs, SYSCALL_ARG3);
-	bpf_map_update_elem(&syscalls, &tid, &st, BPF_ANY);
+	if (f)
+		file_id_of(f, &id);
+	*(bool *)ctx = id.ino == shim_file.ino && id.dev == shim_file.dev;
 	return 0;
 }
 
+/* a mapping call made by the shim's own code (preload/sys.c) */
+static __always_inline bool called_by_shim(struct pt_regs *regs, long nr)
+{
+	bool shim = false;
+
+	if (!shim_file.ino || nr == NR_brk)
+		return false;
+	bpf_find_vma(bpf_get_current_task_btf(), syscall_arg(regs, SYSCALL_IP), vma_in_shim,
+		     &shim, 0);
+	return shim;
+}
+
+static __always_inline bool is_fork_syscall(long nr)
+{
+	return nr == NR_clone || nr == NR_clone3 || nr == NR_fork || nr == NR_vfork;
+}
+
+/*
+ * A new process returns from its fork before running a single instruction
+ * of its own: the probes of its parent (with a pid, the parent's alone)
+ * are not its own yet, so it stops here until userspace has given it its.
+ */
+static __always_inline void hold_new_child(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if ((__u32)id != tgid || !(mode_bits_of(tgid) & MT_MODE_LINKED))
+		return;
+	stop_for_attach(NULL, true, MT_NEW_CODE_FORK);
+}
+
+/*
+ * Every syscall of every process on the machine comes here, and nowhere
+ * else (no sys_enter program): the syscall's number and arguments are
+ * still in the pt_regs saved at its entry.  The number is tested first.
+ */
 SEC("raw_tp/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct syscall_state *p, st;
+	long nr = syscall_arg(regs, SYSCALL_NR);
+	__u64 args[3];
 
-	p = bpf_map_lookup_elem(&syscalls, &tid);
-	if (!p)
+	if (ret == 0 && is_fork_syscall(nr))
+		hold_new_child();
+	if (!is_memory_syscall(nr) || !is_tracked(bpf_get_current_pid_tgid() >> 32) ||
+	    (unsigned long)ret >= (unsigned long)-MAX_ERRNO || called_by_shim(regs, nr))
 		return 0;
-	st = *p;
-	bpf_map_delete_elem(&syscalls, &tid);
-	if ((unsigned long)ret >= (unsigned long)-MAX_ERRNO)
-		return 0;
+	args[0] = syscall_arg(regs, SYSCALL_ARG1);
+	args[1] = syscall_arg(regs, SYSCALL_ARG2);
+	args[2] = syscall_arg(regs, SYSCALL_ARG3);
 
-	switch (st.nr) {
+	switch (nr) {
 	case NR_mmap:
-		emit_alloc(MT_MMAP, ret, st.args[1], 0);
-		if (st.args[2] & PROT_EXEC) {
+		emit_alloc(MT_MMAP, ret, args[1], 0);
+		if (args[2] & PROT_EXEC) {
 			struct mt_file_id file = {};
 			bool unknown;
 
@@ -614,11 +780,11 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		}
 		break;
 	case NR_munmap:
-		emit_alloc(MT_MUNMAP, st.args[0], st.args[1], 0);
+		emit_alloc(MT_MUNMAP, args[0], args[1], 0);
 		break;
 	case NR_mremap:
-		emit_alloc(MT_MUNMAP, st.args[0], st.args[1], 0);
-		emit_alloc(MT_MMAP, ret, st.args[2], 0);
+		emit_alloc(MT_MUNMAP, args[0], args[1], 0);
+		emit_alloc(MT_MMAP, ret, args[2], 0);
 		break;
 	case NR_brk:
 		emit_alloc(MT_BRK, ret, 0, 0);
@@ -633,11 +799,23 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	__u32 ptgid = kernel_u32(parent, koff.task_tgid);
 	__u32 ctgid = kernel_u32(child, koff.task_tgid);
 	struct mt_proc_event *e;
-	__u8 one = 1;
+	__u8 mode;
 
-	if (ptgid == ctgid || !is_tracked(ptgid))
+	if (ptgid == ctgid)
+		return 0;	/* a thread */
+	mode = mode_bits_of(ptgid);
+	if (!mode)
 		return 0;
-	bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY);
+	/* with MT_MODE_LINKED: the child stops for its own probes as it first runs */
+	bpf_map_update_elem(&tracked, &ctgid, &mode, BPF_ANY);
+	if (call_graph == MT_CALL_GRAPH_DWARF) {
+		/* the child's stack is a copy of the forking thread's: so is its end */
+		__u32 ptid = kernel_u32(parent, koff.task_pid);
+		__u64 *end = bpf_map_lookup_elem(&stack_ends, &ptid);
+
+		if (end)
+			bpf_map_update_elem(&stack_ends, &ctgid, end, BPF_ANY);
+	}
 	e = reserve_proc_event(MT_FORK, ctgid);
 	if (!e)
 		return 0;
@@ -655,18 +833,22 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 
 	if (!is_tracked(tgid))
 		return 0;
+	/* a new image, a new stack */
+	bpf_map_delete_elem(&stack_ends, &tgid);
+	bpf_map_delete_elem(&stack_ends, &old_pid);
 	e = reserve_proc_event(MT_EXEC, tgid);
 	if (!e)
 		return 0;
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 				  kernel_ptr(bprm, koff.binprm_filename));
 	submit_event(e);
-	if (discover_allocators || call_graph != MT_CALL_GRAPH_NO) {
+	if (discover_allocators || call_graph != MT_CALL_GRAPH_NO || decide_at_exec) {
 		struct mt_file_id file;
 
-		/* with call graphs, every exec: userspace records the new mappings */
+		/* with call graphs or backends to choose, every exec stops */
 		file_id_of(kernel_ptr(bprm, koff.binprm_file), &file);
-		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO, MT_NEW_CODE_EXEC);
+		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO || decide_at_exec,
+				MT_NEW_CODE_EXEC);
 	}
 	return 0;
 }
@@ -674,13 +856,16 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(process_exit, struct task_struct *p)
 {
-	__u32 tid = kernel_u32(p, koff.task_pid);
-	__u32 tgid = kernel_u32(p, koff.task_tgid);
+	__u32 tgid = kernel_u32(p, koff.task_tgid), tid;
 	struct mt_proc_event *e;
 
-	bpf_map_delete_elem(&syscalls, &tid);
-	if (!is_tracked(tgid) ||
-	    kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
+	if (!is_tracked(tgid))
+		return 0;
+	/* the tid may be another thread's next */
+	tid = kernel_u32(p, koff.task_pid);
+	if (call_graph == MT_CALL_GRAPH_DWARF)
+		bpf_map_delete_elem(&stack_ends, &tid);
+	if (kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
 		return 0;
 	bpf_map_delete_elem(&tracked, &tgid);
 	e = reserve_proc_event(MT_EXIT, tgid);

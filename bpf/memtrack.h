@@ -41,6 +41,42 @@ enum mt_kind {
 
 #define MT_NEW_CODE_EXEC	1
 #define MT_NEW_CODE_MMAP	2
+#define MT_NEW_CODE_FORK	3	/* a child of a process with probes, before it runs */
+
+/*
+ * How a tracked process is traced: the values of the `tracked` map.  A
+ * process waits as MT_MODE_PENDING from its exec until its preload shim
+ * says hello (or shows it never will); only MT_MODE_BPF processes make
+ * events at the allocator probes, but for the probes of an allocator the
+ * shim does not interpose (MT_COOKIE_FOREIGN), which make them for all.
+ */
+enum mt_mode {
+	MT_MODE_BPF = 1,
+	MT_MODE_PENDING,
+	MT_MODE_PRELOAD,
+};
+
+/* or'ed into the mode: the process has probes of its own, and its forks need theirs */
+#define MT_MODE_LINKED		0x80
+
+/* keys of pid_files: the process has the probes of that file */
+struct mt_pid_file {
+	__u32 tgid;
+	__u32 pad;
+	__u64 dev;
+	__u64 ino;
+};
+
+/* the values of the `inspected` map: what a file of code holds */
+enum mt_file_kind {
+	MT_FILE_PLAIN = 1,		/* no allocator function */
+	MT_FILE_ALLOCATOR,		/* libc's or libstdc++'s: the shim's to interpose */
+	MT_FILE_FOREIGN_ALLOCATOR,	/* one of its own (jemalloc, a static copy ...) */
+};
+
+/* in an allocator probe's cookie, with its enum mt_shape */
+#define MT_COOKIE_FOREIGN	(1U << 31)
+#define MT_COOKIE_SHAPE(c)	((c) & ~MT_COOKIE_FOREIGN)
 
 /* a file, as the kernel names it: (s_dev, i_ino) */
 struct mt_file_id {
@@ -70,13 +106,16 @@ struct mt_alloc_event {
 	__u32 kind;
 	__u32 pid;		/* tgid */
 	__u32 tid;
-	__u32 pad;
+	__u32 flags;		/* MT_EVENT_STACK_SEQ */
 	__u64 ts;		/* CLOCK_MONOTONIC ns */
 	__u64 addr;
 	__u64 size;
 	__u64 old_addr;		/* MT_REALLOC: the pointer passed in, 0 for realloc(NULL, n) */
 	__u64 stack;		/* id of the call stack (MT_STACK record), 0: none */
 };
+
+/* stack is the seq of a raw stack copy, for userspace to trade for the stack's id */
+#define MT_EVENT_STACK_SEQ	(1U << 0)
 
 #define MT_MAX_FRAMES	127
 
@@ -101,7 +140,7 @@ struct mt_raw_stack {
 	__u64 seq;
 	__u64 ip, sp, bp;	/* at the probe: the allocator's first instructions */
 	__u32 size;		/* bytes of data[] copied from sp */
-	__u32 pad;
+	__u32 tid;
 	__u8 data[];
 };
 
@@ -144,6 +183,8 @@ struct mt_kernel_offsets {
 	__u32 inode_ino;		/* unsigned long */
 	__u32 sb_dev;			/* dev_t */
 	__u32 vma_file;			/* struct file * */
+	__u32 task_mm;			/* struct mm_struct * */
+	__u32 mm_start_stack;		/* unsigned long */
 };
 
 /* per-ring reservation failures, indexed by ring */

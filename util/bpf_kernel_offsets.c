@@ -35,6 +35,8 @@ static const struct kernel_field fields[] = {
 	FIELD("inode", "i_ino", 8, inode_ino),
 	FIELD("super_block", "s_dev", 4, sb_dev),
 	FIELD("vm_area_struct", "vm_file", 8, vma_file),
+	FIELD("task_struct", "mm", 8, task_mm),
+	FIELD("mm_struct", "start_stack", 8, mm_start_stack),
 };
 
 /* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */

@@ -22,9 +22,21 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	return -EOPNOTSUPP;
 }
 
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan)
+{
+	(void)t, (void)pid, (void)want, (void)scan;
+	return -EOPNOTSUPP;
+}
+
+void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;
+}
+
+int bpf_track__check_probes(struct bpf_track *t)
+{
+	(void)t;
 	return -EOPNOTSUPP;
 }
 
@@ -34,21 +46,27 @@ int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 	return -EOPNOTSUPP;
 }
 
-unsigned int bpf_track__attached_files(struct bpf_track *t)
-{
-	(void)t;
-	return 0;
-}
-
 unsigned int bpf_track__probe_failures(struct bpf_track *t)
 {
 	(void)t;
 	return 0;
 }
 
-int bpf_track__track_pid(struct bpf_track *t, pid_t pid)
+int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
+{
+	(void)t, (void)pid, (void)mode;
+	return -EOPNOTSUPP;
+}
+
+int bpf_track__mode(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;
+	return 0;
+}
+
+int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end)
+{
+	(void)t, (void)tid, (void)end;
 	return -EOPNOTSUPP;
 }
 

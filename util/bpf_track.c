@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
@@ -18,21 +19,28 @@
 #include "bpf/memtrack.skel.h"
 #include "bpf_kernel_offsets.h"
 #include "bpf_track.h"
-#include "allocators.h"
-#include "elf-syms.h"
+#include "bpf_probes.h"
+#include "link-closer.h"
 #include "pressure.h"
+#include "proc-maps.h"
 #include "uprobe-multi.h"
 #include "usage.h"
 #include "util.h"
 
+/* a process that has an allocator file's probes */
+struct pid_link {
+	pid_t pid;
+	struct mt_file_id file;
+	int fds[2];
+};
+
 struct bpf_track {
 	struct memtrack_bpf *skel;
-	int *links;
-	int nlinks;
-	size_t links_cap;
-	struct mt_file_id *inspected;	/* files already looked at, attached or not */
-	size_t ninspected, inspected_cap;
-	unsigned int attached_files;
+	struct probe_files files;	/* every file of code looked at, and its probes */
+	struct pid_link *plinks;
+	size_t nplinks, plinks_cap;
+	struct link_closer *closer;
+	struct mt_file_id shim;		/* the preload shim: never probed */
 	unsigned int probe_failures;
 	int last_probe_error;
 };
@@ -66,6 +74,10 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		goto fail;
 	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
 	bpf_map__set_max_entries(skel->maps.stacks, opts->ring_size[MT_RING_STACKS]);
+	/* a raw copy's scratch per CPU, allocated whole at load: only with dwarf */
+	bpf_map__set_max_entries(skel->maps.raw_scratch,
+				 opts->call_graph == MT_CALL_GRAPH_DWARF ?
+				 libbpf_num_possible_cpus() : 1);
 	/* an LRU map is allocated whole at load: only fp dedupes stacks in BPF */
 	if (opts->call_graph != MT_CALL_GRAPH_FP)
 		bpf_map__set_max_entries(skel->maps.stack_ids, 1);
@@ -77,6 +89,14 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	if (opts->stack_copy_size)
 		skel->rodata->stack_copy_size = opts->stack_copy_size;
 	skel->rodata->discover_allocators = true;
+	skel->rodata->decide_at_exec = opts->decide_at_exec;
+	skel->rodata->shim_file = opts->shim_file;
+	t->shim = opts->shim_file;
+	t->closer = link_closer__new();
+	if (!t->closer) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
 					      UPROBE_MULTI_ATTACH_TYPE);
 	bpf_program__set_expected_attach_type(skel->progs.alloc_exit,
@@ -97,186 +117,77 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
-static int add_link(struct bpf_track *t, int fd)
-{
-	if (grow_array((void **)&t->links, &t->links_cap, t->nlinks + 1, sizeof(*t->links)))
-		return -ENOMEM;
-	t->links[t->nlinks++] = fd;
-	return 0;
-}
-
-/* the offsets to probe: one per address, under the first name (aliases) */
-static unsigned int unique_offsets(const struct elf_sym_req *reqs, bool returns,
-				   uint64_t *offsets, uint64_t *cookies)
-{
-	unsigned int cnt = 0, i, j;
-
-	for (i = 0; i < nr_alloc_symbols; i++) {
-		bool seen = false;
-
-		if (!reqs[i].offset)
-			continue;
-		for (j = 0; j < cnt; j++)
-			seen |= offsets[j] == reqs[i].offset;
-		if (seen)
-			continue;
-		offsets[cnt] = reqs[i].offset;
-		cookies[cnt++] = alloc_symbols[i].shape;
-	}
-	if (!returns)
-		return cnt;
-	/* the return probes: every shape but the leaf frees */
-	for (i = j = 0; i < cnt; i++) {
-		if (!alloc_shape__has_return(cookies[i]))
-			continue;
-		offsets[j] = offsets[i];
-		cookies[j++] = cookies[i];
-	}
-	return j;
-}
-
-static int link_binary(struct bpf_track *t, const char *path,
-		       const struct elf_sym_req *reqs, bool returns)
-{
-	uint64_t offsets[nr_alloc_symbols], cookies[nr_alloc_symbols];
-	struct bpf_program *prog = returns ? t->skel->progs.alloc_exit :
-					     t->skel->progs.alloc_enter;
-	unsigned int cnt = unique_offsets(reqs, returns, offsets, cookies);
-	int fd, err;
-
-	if (!cnt)
-		return 0;
-	fd = uprobe_multi__link(bpf_program__fd(prog), path, offsets, cookies, cnt, returns);
-	if (fd < 0)
-		return fd;
-	err = add_link(t, fd);
-	if (err)
-		close(fd);
-	return err ? err : (int)cnt;
-}
-
-/* probes every allocator function that path defines; returns how many */
-/*
- * A probe on an instruction that uprobes cannot emulate costs a second trap
- * (single-stepping it out of line): for glibc's free, whose first
- * instruction is `test %rdi,%rdi`, that was most of the tracing time.  The
- * leading instructions skipped here only set flags (or mark a branch
- * target), so a probe after them sees every call with the same arguments
- * and the same stack, for entry and return probes alike.
- */
-static unsigned int harmless_insn_len(const unsigned char *c)
-{
-	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-
-	if (!memcmp(c, endbr64, sizeof(endbr64)))
-		return sizeof(endbr64);
-	/* test %r64,%r64 */
-	if ((c[0] & 0xf8) == 0x48 && c[1] == 0x85 && (c[2] & 0xc0) == 0xc0)
-		return 3;
-	/* cmpb $imm8,disp32(%rip) */
-	if (c[0] == 0x80 && c[1] == 0x3d)
-		return 7;
-	return 0;
-}
-
-static void skip_harmless_prologue(const char *path, struct elf_sym_req *reqs)
-{
-	unsigned char code[16];
-	unsigned int i, len, skipped;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	for (i = 0; i < nr_alloc_symbols; i++) {
-		if (!reqs[i].offset)
-			continue;
-		for (skipped = 0; skipped < 3; skipped++) {
-			if (pread(fd, code, sizeof(code), reqs[i].offset) != sizeof(code))
-				break;
-			len = harmless_insn_len(code);
-			if (!len)
-				break;
-			reqs[i].offset += len;
-		}
-	}
-	close(fd);
-}
-
-static int attach_binary(struct bpf_track *t, const char *path, const char *name)
-{
-	struct elf_sym_req reqs[nr_alloc_symbols];
-	unsigned int i;
-	int err, n;
-
-	for (i = 0; i < nr_alloc_symbols; i++)
-		reqs[i].name = alloc_symbols[i].name;
-	n = elf__resolve_offsets(path, reqs, nr_alloc_symbols);
-	if (n <= 0)
-		return n;
-#if defined(__x86_64__)
-	skip_harmless_prologue(path, reqs);
-#endif
-	/*
-	 * Return probes first: a return without a call state is ignored, but
-	 * a call entered before its return probe existed would leave a state
-	 * that makes every later call of that thread look nested.
-	 */
-	err = link_binary(t, path, reqs, true);
-	if (err < 0)
-		return err;
-	n = link_binary(t, path, reqs, false);
-	if (n <= 0) {
-		if (err > 0)
-			close(t->links[--t->nlinks]);
-		return n;
-	}
-	t->attached_files++;
-	pr_debug("probed %d allocator functions in %s\n", n, name);
-	return n;
-}
-
-static bool is_inspected(struct bpf_track *t, const struct mt_file_id *id)
-{
-	size_t i;
-
-	for (i = 0; i < t->ninspected; i++)
-		if (t->inspected[i].dev == id->dev && t->inspected[i].ino == id->ino)
-			return true;
-	return false;
-}
-
-static int mark_inspected(struct bpf_track *t, const struct mt_file_id *id)
-{
-	__u8 one = 1;
-
-	if (grow_array((void **)&t->inspected, &t->inspected_cap, t->ninspected + 1,
-		       sizeof(*t->inspected)))
-		return -ENOMEM;
-	t->inspected[t->ninspected++] = *id;
-	if (bpf_map__update_elem(t->skel->maps.inspected, id, sizeof(*id), &one,
-				 sizeof(one), BPF_ANY))
-		return -errno;
-	return 0;
-}
-
 /* the kernel's dev_t, as BPF reads it from a superblock */
 static __u64 kernel_dev(unsigned int maj, unsigned int min)
 {
 	return ((__u64)maj << 20) | min;
 }
 
-/* returns how many functions were probed, or -errno when probing failed */
-static int inspect_file(struct bpf_track *t, const struct mt_file_id *id,
-			const char *path, const char *name)
+static bool same_file(const struct mt_file_id *a, const struct mt_file_id *b)
 {
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* BPF stops a process that maps a file not looked at yet */
+static int tell_bpf_kind(struct bpf_track *t, const struct probe_file *f)
+{
+	__u8 kind = f->kind;
+
+	if (bpf_map__update_elem(t->skel->maps.inspected, &f->id, sizeof(f->id), &kind,
+				 sizeof(kind), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static struct pid_link *find_link(struct bpf_track *t, pid_t pid, const struct mt_file_id *id)
+{
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++)
+		if (t->plinks[i].pid == pid && same_file(&t->plinks[i].file, id))
+			return &t->plinks[i];
+	return NULL;
+}
+
+/* BPF's view of pid's links: which files, and that it has some (its forks need theirs) */
+static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_id *id)
+{
+	struct mt_pid_file key = { .tgid = pid, .dev = id->dev, .ino = id->ino };
+	__u32 tgid = pid;
+	__u8 one = 1, mode;
+
+	if (bpf_map__update_elem(t->skel->maps.pid_files, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	if (bpf_map__lookup_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode,
+				 sizeof(mode), 0))
+		return 0;
+	mode |= MT_MODE_LINKED;
+	bpf_map__update_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode, sizeof(mode),
+			     BPF_ANY);
+	return 0;
+}
+
+static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
+		     const char *path, const char *name)
+{
+	struct pid_link *l;
 	int err;
 
-	if (is_inspected(t, id))
+	if (find_link(t, pid, &f->id))
 		return 0;
-	err = mark_inspected(t, id);
+	if (grow_array((void **)&t->plinks, &t->plinks_cap, t->nplinks + 1, sizeof(*t->plinks)))
+		return -ENOMEM;
+	l = &t->plinks[t->nplinks];
+	err = probe_file__link(f, bpf_program__fd(t->skel->progs.alloc_enter),
+			       bpf_program__fd(t->skel->progs.alloc_exit), path, pid, l->fds);
 	if (err)
 		return err;
-	return attach_binary(t, path, name);
+	l->pid = pid;
+	l->file = f->id;
+	t->nplinks++;
+	pr_debug("probed %u allocator functions of %s in pid %d\n", f->nentry, name, pid);
+	return tell_bpf_linked(t, pid, &f->id);
 }
 
 static void probe_failed(struct bpf_track *t, const char *file, int err)
@@ -288,51 +199,97 @@ static void probe_failed(struct bpf_track *t, const char *file, int err)
 		" (another tool's uprobe there with a reference counter? see dmesg)" : "");
 }
 
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid)
+static void note_code(struct code_scan *scan, const struct probe_file *f,
+		      const struct mt_file_id *shim)
 {
-	char path[64], line[PATH_MAX + 128], file[PATH_MAX];
-	FILE *maps;
-	int err = 0, n;
+	if (f->kind == MT_FILE_FOREIGN_ALLOCATOR)
+		scan->foreign = true;
+	else if (f->kind == MT_FILE_ALLOCATOR)
+		scan->allocator = true;
+	if (same_file(&f->id, shim))
+		scan->shim = true;
+}
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	maps = fopen(path, "re");
-	if (!maps)
-		return -errno;
-	while (!err && fgets(line, sizeof(line), maps)) {
-		unsigned long start, end, ino;
-		unsigned int maj, min;
-		char perms[8];
-		struct mt_file_id id;
+/* the file of a mapping: looked at once, probed in pid if asked for */
+static int inspect_mapping(struct bpf_track *t, pid_t pid, const struct proc_map *m,
+			   enum link_want want, struct code_scan *scan)
+{
+	struct mt_file_id id = { kernel_dev(m->dev_major, m->dev_minor), m->ino };
+	struct probe_file *f = probe_files__find(&t->files, &id);
+	char path[64];
+	int err = 0;
 
-		file[0] = 0;
-		if (sscanf(line, "%lx-%lx %7s %*x %x:%x %lu %4095[^\n]", &start, &end,
-			   perms, &maj, &min, &ino, file) < 6 ||
-		    perms[2] != 'x' || !ino || file[0] != '/')
-			continue;
-		id.dev = kernel_dev(maj, min);
-		id.ino = ino;
-		if (is_inspected(t, &id))
-			continue;
-		/* the mapped file itself, wherever (and whatever) its path is now */
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, start, end);
-		n = inspect_file(t, &id, path, file);
-		if (n == -ENOMEM)
-			err = n;
-		else if (n < 0)
-			probe_failed(t, file, n);
+	/* the mapped file itself, wherever (and whatever) its path is now */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	if (!f) {
+		f = probe_files__inspect(&t->files, &id, path, m->path, &err);
+		if (!f)
+			return err;
+		if (same_file(&id, &t->shim))
+			f->kind = MT_FILE_PLAIN;	/* its functions call libc's */
+		if (err)
+			probe_failed(t, m->path, err);
+		err = tell_bpf_kind(t, f);
 	}
-	fclose(maps);
-	return err;
+	note_code(scan, f, &t->shim);
+	if (err || f->kind == MT_FILE_PLAIN || want == LINK_NONE ||
+	    (want == LINK_FOREIGN && f->kind != MT_FILE_FOREIGN_ALLOCATOR))
+		return err;
+	err = link_file(t, pid, f, path, m->path);
+	if (err && err != -ENOMEM && err != -ESRCH && err != -ENOENT)
+		probe_failed(t, m->path, err);
+	return err == -ENOMEM ? err : 0;
+}
+
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan)
+{
+	struct code_scan ignored;
+	struct proc_maps maps;
+	struct proc_map m;
+	int err;
+
+	if (!scan)
+		scan = &ignored;
+	memset(scan, 0, sizeof(*scan));
+	err = proc_maps__open(&maps, pid);
+	if (err)
+		return err == -ESRCH ? -ENOENT : err;
+	while ((err = proc_maps__next(&maps, &m)) > 0) {
+		if (!proc_map__exec(&m) || !m.ino || m.path[0] != '/')
+			continue;
+		err = inspect_mapping(t, pid, &m, want, scan);
+		if (err == -ENOMEM)
+			break;
+	}
+	proc_maps__close(&maps);
+	return err == -ENOMEM ? err : 0;	/* a process gone meanwhile: what was read */
+}
+
+/* pid's links go, to a thread that closes them: each close takes milliseconds */
+void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < t->nplinks; i++) {
+		struct pid_link *l = &t->plinks[i];
+		struct mt_pid_file key = { .tgid = pid, .dev = l->file.dev, .ino = l->file.ino };
+
+		if (l->pid != pid) {
+			t->plinks[kept++] = *l;
+			continue;
+		}
+		bpf_map__delete_elem(t->skel->maps.pid_files, &key, sizeof(key), 0);
+		link_closer__close(t->closer, l->fds[0]);
+		link_closer__close(t->closer, l->fds[1]);
+	}
+	t->nplinks = kept;
 }
 
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 {
 	return pressure__resume_attached(bpf_track__pressure_fd(t), pid);
-}
-
-unsigned int bpf_track__attached_files(struct bpf_track *t)
-{
-	return t->attached_files;
 }
 
 unsigned int bpf_track__probe_failures(struct bpf_track *t)
@@ -352,7 +309,7 @@ static int find_libc(struct dl_phdr_info *info, size_t size __maybe_unused, void
 }
 
 /*
- * The libc memtrack itself maps is the one its commands will map: inspect
+ * The libc memtrack itself maps is the one its commands will map: look at
  * memtrack's own mappings, with the (device, inode) that BPF sees (stat()'s
  * differs on overlayfs and btrfs).
  */
@@ -361,25 +318,79 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	static char resolved[PATH_MAX];
 	const char *name = NULL;
 	unsigned int failures = t->probe_failures;
+	struct code_scan scan;
 	int err;
 
 	dl_iterate_phdr(find_libc, &name);
 	*path = name && realpath(name, resolved) ? resolved : NULL;
-	err = bpf_track__inspect_process(t, getpid());
+	err = bpf_track__inspect_process(t, getpid(), LINK_NONE, &scan);
 	if (err)
 		return err;
 	if (t->probe_failures > failures)
 		return t->last_probe_error;
-	return t->attached_files ? 0 : -ENOENT;
+	return scan.allocator ? 0 : -ENOENT;
 }
 
-int bpf_track__track_pid(struct bpf_track *t, pid_t pid)
+/* probes libc in memtrack itself (not tracked: they make no event), to see that it works */
+int bpf_track__check_probes(struct bpf_track *t)
+{
+	unsigned int failures = t->probe_failures;
+	int err = bpf_track__inspect_process(t, getpid(), LINK_ALL, NULL);
+
+	if (!err && t->probe_failures > failures)
+		err = t->last_probe_error;
+	if (!err && !t->nplinks)
+		err = -ENOENT;
+	bpf_track__unlink_process(t, getpid());
+	return err;
+}
+
+static bool value_linked(struct bpf_track *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++)
+		if (t->plinks[i].pid == pid)
+			return true;
+	return false;
+}
+
+int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 {
 	__u32 key = pid;
-	__u8 one = 1;
+	__u8 value = mode;
+	int old = bpf_track__mode(t, pid);
 
-	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &one,
-				 sizeof(one), BPF_ANY))
+	if (old == (int)mode)
+		return 0;	/* and MT_MODE_LINKED stays */
+	/* BPF's probes of libc are no use to the shim; foreign ones serve every mode */
+	if (old == MT_MODE_BPF)
+		bpf_track__unlink_process(t, pid);
+	else if (value_linked(t, pid))
+		value |= MT_MODE_LINKED;
+	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
+				 sizeof(value), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int bpf_track__mode(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 value;
+
+	if (bpf_map__lookup_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
+				 sizeof(value), 0))
+		return 0;
+	return value & ~MT_MODE_LINKED;
+}
+
+int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end)
+{
+	__u64 value = end;
+
+	if (bpf_map__update_elem(t->skel->maps.stack_ends, &tid, sizeof(tid), &value,
+				 sizeof(value), BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -447,17 +458,33 @@ void bpf_track__stop_tracing(struct bpf_track *t)
 
 void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
-	int i;
+	int *fds = NULL, fd;
+	size_t n = 0, cap, i;
 
 	bpf_track__stop_tracing(t);
-	if (guardian_fd >= 0 && t->nlinks)
-		pressure__hand_over(guardian_fd, t->links, t->nlinks);
-	for (i = 0; i < t->nlinks; i++)
-		close(t->links[i]);
-	t->nlinks = 0;
-	free(t->links);
-	t->links = NULL;
-	t->links_cap = 0;
+	/* the links still to close, and those of the processes that live on */
+	if (t->closer)
+		n = link_closer__stop(t->closer, &fds);
+	cap = n;
+	for (i = 0; i < 2 * t->nplinks; i++) {
+		fd = t->plinks[i / 2].fds[i % 2];
+		if (fd < 0)
+			continue;
+		if (grow_array((void **)&fds, &cap, n + 1, sizeof(*fds))) {
+			close(fd);
+			continue;
+		}
+		fds[n++] = fd;
+	}
+	/* the guardian closes them after memtrack has gone: their release is slow */
+	if (guardian_fd >= 0 && n)
+		pressure__hand_over(guardian_fd, fds, n);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	t->nplinks = 0;
+	link_closer__delete(t->closer);
+	t->closer = NULL;
 	memtrack_bpf__detach(t->skel);
 }
 
@@ -467,6 +494,7 @@ void bpf_track__close(struct bpf_track *t)
 		return;
 	bpf_track__detach(t, -1);
 	memtrack_bpf__destroy(t->skel);
-	free(t->inspected);
+	probe_files__exit(&t->files);
+	free(t->plinks);
 	free(t);
 }

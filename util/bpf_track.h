@@ -2,6 +2,7 @@
 #ifndef MEMTRACK_BPF_TRACK_H
 #define MEMTRACK_BPF_TRACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,21 +16,49 @@ struct bpf_track_opts {
 	unsigned int watermark_pct;	/* 0: no back-pressure */
 	enum mt_call_graph call_graph;
 	unsigned int stack_copy_size;	/* dwarf: bytes of user stack per allocation */
+	bool decide_at_exec;		/* every exec stops, for a choice of backend */
+	struct mt_file_id shim_file;	/* the preload shim, never probed */
+};
+
+/* what a process maps, as far as choosing its backend goes */
+struct code_scan {
+	bool allocator;		/* libc's or libstdc++'s allocator functions */
+	bool foreign;		/* an allocator the shim does not interpose */
+	bool shim;		/* the preload shim */
 };
 
 /* opens, loads and attaches the tracepoints; 0 or -errno */
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts);
-/* attaches the allocator probes of the libc this process uses */
+/* finds the allocator functions of the libc this process uses */
 int bpf_track__attach_libc(struct bpf_track *t, const char **path);
-/* probes the allocators of every executable mapping of pid not seen before */
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid);
+/* puts the probes into memtrack itself and takes them out: does probing work here */
+int bpf_track__check_probes(struct bpf_track *t);
+/* which allocator probes a process gets */
+enum link_want {
+	LINK_NONE,
+	LINK_FOREIGN,	/* those of allocators the shim does not interpose */
+	LINK_ALL,	/* a process traced by BPF */
+};
+
+/*
+ * Looks at every executable mapping of pid (a file's allocator functions
+ * are found once) and puts the probes want asks for into pid, and into no
+ * other process.  With scan, says what pid maps.
+ */
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan);
+/* pid's probes go (it exited, or its new image takes the shim) */
+void bpf_track__unlink_process(struct bpf_track *t, pid_t pid);
 /* resumes pid, stopped by BPF until its new code was inspected */
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
-/* how many files have allocator probes */
-unsigned int bpf_track__attached_files(struct bpf_track *t);
 /* files whose allocator functions could not be probed (each was warned of) */
 unsigned int bpf_track__probe_failures(struct bpf_track *t);
-int bpf_track__track_pid(struct bpf_track *t, pid_t pid);
+/* tracks pid (mode != 0) as mode says */
+int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode);
+/* pid's mode, 0 when not tracked */
+int bpf_track__mode(struct bpf_track *t, pid_t pid);
+/* dwarf: stack copies of thread tid need go no higher than end */
+int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);
 /* the ids of the loaded programs, for the guardian; returns how many */

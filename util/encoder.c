@@ -56,83 +56,6 @@ struct encoder {
 	_Atomic uint64_t events_in, events_out, bytes_written;
 };
 
-#define KIND(k, s)	[k] = { s, sizeof(s) - 1 }
-
-static const struct kind_name {
-	const char *s;
-	unsigned char len;
-} kind_names[MT_KIND_MAX] = {
-	KIND(MT_MALLOC, "Malloc"),
-	KIND(MT_CALLOC, "Calloc"),
-	KIND(MT_ALIGNED_ALLOC, "AlignedAlloc"),
-	KIND(MT_REALLOC, "Realloc"),
-	KIND(MT_FREE, "Free"),
-	KIND(MT_MMAP, "Mmap"),
-	KIND(MT_MUNMAP, "Munmap"),
-	KIND(MT_BRK, "Brk"),
-};
-
-const char *mt_kind__name(uint32_t kind)
-{
-	return kind < MT_KIND_MAX ? kind_names[kind].s : NULL;
-}
-
-void pack_str(msgpack_packer *pk, const char *s)
-{
-	size_t len = strlen(s);
-
-	msgpack_pack_str(pk, len);
-	msgpack_pack_str_body(pk, s, len);
-}
-
-void pack_key(msgpack_packer *pk, const char *key)
-{
-	pack_str(pk, key);
-}
-
-void pack_frame_record(msgpack_packer *pk, const struct frame_record *f)
-{
-	msgpack_pack_map(pk, 5 + (f->symbol != NULL) + 2 * (f->file != NULL));
-	pack_key(pk, "type");
-	pack_str(pk, "Frame");
-	pack_key(pk, "id");
-	msgpack_pack_uint64(pk, f->id);
-	pack_key(pk, "ip");
-	msgpack_pack_uint64(pk, f->ip);
-	pack_key(pk, "module");
-	pack_str(pk, f->module);
-	if (f->symbol) {
-		pack_key(pk, "symbol");
-		pack_str(pk, f->symbol);
-	}
-	pack_key(pk, "offset");
-	msgpack_pack_uint64(pk, f->offset);
-	if (f->file) {
-		pack_key(pk, "file");
-		pack_str(pk, f->file);
-		pack_key(pk, "line");
-		msgpack_pack_uint32(pk, f->line);
-	}
-}
-
-void pack_stack_record(msgpack_packer *pk, uint64_t id, int32_t pid,
-		       const uint64_t *frames, uint32_t nr)
-{
-	uint32_t i;
-
-	msgpack_pack_map(pk, 4);
-	pack_key(pk, "type");
-	pack_str(pk, "Stack");
-	pack_key(pk, "id");
-	msgpack_pack_uint64(pk, id);
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, pid);
-	pack_key(pk, "frames");
-	msgpack_pack_array(pk, nr);
-	for (i = 0; i < nr; i++)
-		msgpack_pack_uint64(pk, frames[i]);
-}
-
 /*
  * Events are most of an artifact: they are written straight as bytes, the
  * very bytes msgpack-c would pack (tests/unit/test-encoder.c holds the two
@@ -180,14 +103,16 @@ static unsigned char *put_int32(unsigned char *p, int32_t v)
 }
 
 /* a short string, its fixstr byte first */
-static unsigned char *put_fixstr(unsigned char *p, const char *s, unsigned int len)
+static inline __attribute__((always_inline)) unsigned char *
+put_fixstr(unsigned char *p, const char *s, unsigned int len)
 {
 	*p++ = 0xa0 | len;
 	memcpy(p, s, len);
 	return p + len;
 }
 
-#define PUT_KEY(p, key)	put_fixstr(p, key, sizeof(key) - 1)
+/* the key of field f: the table's name, a constant once inlined */
+#define PUT_KEY(p, f)	put_fixstr(p, artifact_keys[f].name, artifact_keys[f].len)
 
 size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e)
 {
@@ -197,21 +122,21 @@ size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e)
 	unsigned char *p = buf;
 
 	*p++ = 0x80 | (5 + has_size + has_old + has_stack);	/* fixmap */
-	p = put_int32(PUT_KEY(p, "pid"), e->pid);
-	p = put_int32(PUT_KEY(p, "tid"), e->tid);
-	p = put_uint(PUT_KEY(p, "timestamp"), e->ts);
-	p = put_uint(PUT_KEY(p, "addr"), e->addr);
-	p = PUT_KEY(p, "type");
-	if (e->kind < MT_KIND_MAX && kind_names[e->kind].s)
-		p = put_fixstr(p, kind_names[e->kind].s, kind_names[e->kind].len);
+	p = put_int32(PUT_KEY(p, AK_PID), e->pid);
+	p = put_int32(PUT_KEY(p, AK_TID), e->tid);
+	p = put_uint(PUT_KEY(p, AK_TIMESTAMP), e->ts);
+	p = put_uint(PUT_KEY(p, AK_ADDR), e->addr);
+	p = put_fixstr(p, ARTIFACT_TYPE_KEY, sizeof(ARTIFACT_TYPE_KEY) - 1);
+	if (e->kind < MT_KIND_MAX && artifact_kind_names[e->kind].s)
+		p = put_fixstr(p, artifact_kind_names[e->kind].s, artifact_kind_names[e->kind].len);
 	else
 		*p++ = 0xc0;	/* nil: not an allocation kind */
 	if (has_size)
-		p = put_uint(PUT_KEY(p, "size"), e->size);
+		p = put_uint(PUT_KEY(p, AK_SIZE), e->size);
 	if (has_old)
-		p = put_uint(PUT_KEY(p, "old_addr"), e->old_addr);
+		p = put_uint(PUT_KEY(p, AK_OLD_ADDR), e->old_addr);
 	if (has_stack)
-		p = put_uint(PUT_KEY(p, "stack"), e->stack);
+		p = put_uint(PUT_KEY(p, AK_STACK), e->stack);
 	return p - buf;
 }
 
@@ -225,17 +150,8 @@ void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e)
 /* room for n more events at the end of sbuf */
 static int sbuffer_reserve(msgpack_sbuffer *sbuf, size_t n)
 {
-	size_t need = sbuf->size + n * ALLOC_EVENT_MAX_BYTES;
-	char *p;
-
-	if (need <= sbuf->alloc)
-		return 0;
-	p = realloc(sbuf->data, need);
-	if (!p)
-		return -ENOMEM;
-	sbuf->data = p;
-	sbuf->alloc = need;
-	return 0;
+	return grow_array((void **)&sbuf->data, &sbuf->alloc,
+			  sbuf->size + n * ALLOC_EVENT_MAX_BYTES, 1);
 }
 
 static int worker__init(struct worker *w, struct encoder *enc)
@@ -338,7 +254,7 @@ static void encode_window(struct worker *wk, struct window *w, uint64_t wait_ns)
 	t0 = now_ns();
 	/* the seqs are taken even if the window cannot be written: they would wait forever */
 	for (i = 0; enc->opts.stack_id && i < w->n; i++)
-		if (w->ev[i].stack)
+		if (w->ev[i].flags & MT_EVENT_STACK_SEQ)
 			w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg, w->ev[i].stack);
 	msgpack_sbuffer_clear(&wk->sbuf);
 	zsize = 0;
@@ -381,6 +297,17 @@ static unsigned int default_threads(void)
 	return cpus >= 4 ? 2 : 1;
 }
 
+/* the artifact starts with the header that says it is memtrack's */
+static void write_header(struct encoder *enc)
+{
+	unsigned char hdr[ARTIFACT_HEADER_SIZE];
+	size_t len = artifact__header(hdr);
+
+	enc->error = write_all(enc->opts.fd, hdr, len);
+	if (!enc->error)
+		enc->bytes_written = len;
+}
+
 struct encoder *encoder__new(const struct encoder_opts *opts)
 {
 	struct encoder *enc = calloc(1, sizeof(*enc));
@@ -395,6 +322,7 @@ struct encoder *encoder__new(const struct encoder_opts *opts)
 		enc->opts.window_events = DEFAULT_WINDOW_EVENTS;
 	if (!enc->opts.level)
 		enc->opts.level = DEFAULT_LEVEL;
+	write_header(enc);
 	pthread_mutex_init(&enc->lock, NULL);
 	pthread_cond_init(&enc->window_freed, NULL);
 	pthread_cond_init(&enc->window_filled, NULL);

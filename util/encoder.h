@@ -4,12 +4,15 @@
 
 #include <linux/types.h>
 #include <msgpack.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "artifact-format.h"
 #include "bpf/memtrack.h"
 
 /*
- * The artifact encoder: events are gathered into windows; each window is
+ * The artifact encoder: it writes the artifact's header, then events are
+ * gathered into windows; each window is
  * msgpack-encoded and compressed into one zstd frame by a worker thread and
  * appended in order.  The number of windows is fixed, so a producer that
  * outruns the workers waits in encoder__add() (and the BPF rings fill).
@@ -55,28 +58,10 @@ uint64_t encoder__events_out(struct encoder *enc);	/* taken by a worker */
 uint64_t encoder__bytes_written(struct encoder *enc);
 void encoder__delete(struct encoder *enc);
 
-/* the artifact's name for an event kind, NULL for non-allocation kinds */
-const char *mt_kind__name(uint32_t kind);
 /* the most bytes one event takes as msgpack */
 #define ALLOC_EVENT_MAX_BYTES	128
 /* encodes one event as the artifact's msgpack map */
 size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e);
 void pack_alloc_event(msgpack_packer *pk, const struct mt_alloc_event *e);
-/* packs a string key and a value */
-void pack_key(msgpack_packer *pk, const char *key);
-void pack_str(msgpack_packer *pk, const char *s);
-
-/* an artifact's Frame record; symbol and file are left out when NULL */
-struct frame_record {
-	uint64_t id, ip, offset;
-	const char *module, *symbol, *file;
-	uint32_t line;
-};
-
-void pack_frame_record(msgpack_packer *pk, const struct frame_record *f);
-/* an artifact's Stack record: frame ids, innermost first */
-void pack_stack_record(msgpack_packer *pk, uint64_t id, int32_t pid,
-		       const uint64_t *frames, uint32_t nr);
-
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "parse-options.h"
 #include "usage.h"
+#include "util.h"
 
 #define USAGE_OPTS_WIDTH 24
 #define USAGE_GAP 2
@@ -247,4 +248,32 @@ int parse_size(const char *arg, uint64_t *bytes)
 		return -1;
 	*bytes = v;
 	return 0;
+}
+
+int parse_pid_list(const char *arg, pid_t **pids)
+{
+	const char *s = arg;
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	while (*s) {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(s, &end, 10);
+		if (errno || end == s || pid <= 0 || pid > INT_MAX || (*end && *end != ','))
+			goto bad;
+		if (grow_array((void **)&v, &cap, n + 1, sizeof(*v)))
+			goto bad;
+		v[n++] = pid;
+		s = *end ? end + 1 : end;
+	}
+	if (!n || n > INT_MAX)
+		goto bad;
+	*pids = v;
+	return n;
+bad:
+	free(v);
+	return -1;
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum parse_opt_type {
 	OPTION_END,
@@ -72,5 +73,8 @@ void usage_with_options(const char *const usagestr[],
 
 /* "1K", "64M", "2G" -> bytes; returns -1 on malformed input */
 int parse_size(const char *arg, uint64_t *bytes);
+
+/* "1,2,3" -> *pids (malloc'ed); returns the count, or -1 on malformed input */
+int parse_pid_list(const char *arg, pid_t **pids);
 
 #endif

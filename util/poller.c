@@ -56,6 +56,9 @@ static void tick(struct poller *p)
 	k.t1 = now_ns();
 	k.prod1 = ring__producer(&p->ring);
 	k.cons1 = ring__consumer(&p->ring);
+	/* all reserved by this read is drained: what comes later was stamped after t0 */
+	if (k.prod1 == k.cons1)
+		p->drained_at = k.t0;
 	if (k.prod1 != k.prod0 || k.cons1 != k.cons0)
 		pstats__ring_tick(p->stats, &k);
 	release_stopped(p);
@@ -63,18 +66,32 @@ static void tick(struct poller *p)
 		p->on_tick(p->ctx);
 }
 
+static int sleep_ms(struct poller *p)
+{
+	return p->may_sleep && !p->may_sleep(p->ctx) ? 0 : (int)p->interval_ms;
+}
+
 static void *poller_main(void *arg)
 {
 	struct poller *p = arg;
-	struct epoll_event ev[2];
+	struct epoll_event ev[16];
 	uint64_t v;
 
 	while (!atomic_load(&p->stopping)) {
-		int n = epoll_wait(p->epoll_fd, ev, 2, p->interval_ms), i;
+		int n = epoll_wait(p->epoll_fd, ev, ARRAY_SIZE(ev), sleep_ms(p)), i;
 
-		for (i = 0; i < n; i++)
-			if (ev[i].data.fd == p->wake_fd && read(p->wake_fd, &v, sizeof(v)) < 0)
-				break;
+		if (p->woke)
+			p->woke(p->ctx);
+		for (i = 0; i < n; i++) {
+			int fd = ev[i].data.fd;
+
+			if (fd == p->wake_fd) {
+				if (read(p->wake_fd, &v, sizeof(v)) < 0)
+					continue;
+			} else if (fd != p->ring.map_fd && p->on_fd) {
+				p->on_fd(p->ctx, fd, ev[i].events);
+			}
+		}
 		tick(p);
 	}
 	/* the producers are detached by now: one last tick takes what is left */
@@ -89,13 +106,32 @@ static int watch(int epoll_fd, int fd, uint32_t events)
 	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+int poller__init(struct poller *p)
+{
+	if (p->epoll_fd > 0)
+		return 0;
+	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	return p->epoll_fd < 0 ? -errno : 0;
+}
+
+int poller__watch(struct poller *p, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	int err = poller__init(p);
+
+	if (err)
+		return err;
+	return epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
 int poller__start(struct poller *p)
 {
-	int err;
+	int err = poller__init(p);
 
-	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (err)
+		return err;
 	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (p->epoll_fd < 0 || p->wake_fd < 0)
+	if (p->wake_fd < 0)
 		return -errno;
 	/* edge-triggered: wake on BPF's forced wakeups only, not on any data */
 	err = watch(p->epoll_fd, p->ring.map_fd, EPOLLIN | EPOLLET);

@@ -31,6 +31,12 @@ struct poller {
 	ring_record_fn *on_record;
 	void *ctx;
 	void (*on_tick)(void *ctx);	/* after each tick, in the poller thread */
+	/* events of another fd the owner added to epoll_fd (by poller__watch) */
+	void (*on_fd)(void *ctx, int fd, uint32_t events);
+	/* before sleeping: false when there is work already (no sleep); and after */
+	bool (*may_sleep)(void *ctx);
+	void (*woke)(void *ctx);
+	uint64_t drained_at;		/* t0 of the last tick that emptied the ring */
 
 	int epoll_fd;
 	int wake_fd;
@@ -42,6 +48,10 @@ struct poller {
 	uint64_t resumed;
 };
 
+/* creates the epoll set, so that the owner can add fds before poller__start() */
+int poller__init(struct poller *p);
+/* adds fd to the poller's epoll set: its events go to on_fd */
+int poller__watch(struct poller *p, int fd);
 int poller__start(struct poller *p);
 /* a last full drain and release, then joins the thread; returns p->error */
 int poller__stop(struct poller *p);

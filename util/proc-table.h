@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "bpf/memtrack.h"
+#include "u64-map.h"
 
 /* What track learns of each process of the tree, for the Process records. */
 struct process {
@@ -18,18 +19,21 @@ struct process {
 	uint64_t exit;
 	int32_t exit_code;	/* wait status */
 	bool exited;
+	uint8_t mode;		/* enum mt_mode: its backend, 0 if never known */
 };
 
 struct proc_table {
-	struct process *slots;
-	size_t cap;		/* power of two */
-	size_t count;
+	struct process *procs;	/* in order of first appearance */
+	size_t count, cap;
+	struct u64_map index;	/* pid -> procs[] index */
 };
 
 void proc_table__init(struct proc_table *pt);
 void proc_table__exit(struct proc_table *pt);
 /* finds or adds pid; NULL when out of memory */
 struct process *proc_table__get(struct proc_table *pt, int32_t pid);
+/* pid's entry, NULL when it has none */
+struct process *proc_table__find(struct proc_table *pt, int32_t pid);
 /* applies an MT_FORK, MT_EXEC or MT_EXIT record */
 int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e);
 /* one "Process" map per process */

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,34 +121,4 @@ int proc_tree__describe(pid_t pid, struct process *p)
 	len = readlink(path, p->exe, sizeof(p->exe) - 1);
 	p->exe[len > 0 ? len : 0] = 0;
 	return 0;
-}
-
-int parse_pid_list(const char *arg, pid_t **pids)
-{
-	const char *s = arg;
-	pid_t *v = NULL, *p;
-	int n = 0;
-
-	while (*s) {
-		char *end;
-		long pid;
-
-		errno = 0;
-		pid = strtol(s, &end, 10);
-		if (errno || end == s || pid <= 0 || pid > INT_MAX || (*end && *end != ','))
-			goto bad;
-		p = realloc(v, (n + 1) * sizeof(*v));
-		if (!p)
-			goto bad;
-		v = p;
-		v[n++] = pid;
-		s = *end ? end + 1 : end;
-	}
-	if (!n)
-		goto bad;
-	*pids = v;
-	return n;
-bad:
-	free(v);
-	return -1;
 }

@@ -17,7 +17,4 @@ int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t **pids);
 /* fills what /proc tells of pid (ppid, comm, exe) into p */
 int proc_tree__describe(pid_t pid, struct process *p);
 
-/* "1,2,3" -> pids; returns the count, or -1 on malformed input */
-int parse_pid_list(const char *arg, pid_t **pids);
-
 #endif

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-map.h"
+#include "demangle.h"
 #include "report-sites.h"
+#include "u64-map.h"
+#include "util.h"
 
 #define SITE_MAX	((1u << 31) - 1)	/* a site index fits 31 bits */
 
@@ -31,40 +33,21 @@ struct stack_rec {
 struct report_sites {
 	struct site_acc *acc;		/* [0] is not a site */
 	size_t nr_acc, cap_acc;
-	struct report_u64map *by_stack;	/* stack id -> acc index */
+	struct u64_map by_stack;	/* stack id -> acc index */
 	uint32_t no_stack;		/* acc index of events without a stack */
 	uint64_t peak_seq;		/* the event of the whole tree's peak */
 	bool seen_stack;
 
 	struct report_frame *frames;
 	size_t nr_frames, cap_frames;
-	struct report_u64map *frame_index;	/* frame id -> frames[] index */
+	struct u64_map frame_index;	/* frame id -> frames[] index */
 	struct stack_rec *stacks;
 	size_t nr_stacks, cap_stacks;
-	struct report_u64map *stack_index;	/* stack id -> stacks[] index */
+	struct u64_map stack_index;	/* stack id -> stacks[] index */
 	uint64_t *frame_ids;
 	size_t nr_ids, cap_ids;
+	bool raw_names;			/* symbols as in the binaries, not demangled */
 };
-
-/* grows *v (of *cap elements of size) to hold n; 0 or -ENOMEM */
-static int reserve(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *p;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
-#define RESERVE(v, cap, n)	reserve((void **)&(v), &(cap), (n), sizeof(*(v)))
 
 struct report_sites *report_sites__new(void)
 {
@@ -72,12 +55,8 @@ struct report_sites *report_sites__new(void)
 
 	if (!ss)
 		return NULL;
-	ss->by_stack = report_u64map__new();
-	ss->frame_index = report_u64map__new();
-	ss->stack_index = report_u64map__new();
 	ss->nr_acc = 1;
-	if (!ss->by_stack || !ss->frame_index || !ss->stack_index ||
-	    RESERVE(ss->acc, ss->cap_acc, 1)) {
+	if (grow_array((void **)&ss->acc, &ss->cap_acc, 1, sizeof(*ss->acc))) {
 		report_sites__delete(ss);
 		return NULL;
 	}
@@ -93,6 +72,11 @@ static void frame__exit(struct report_frame *f)
 	free(f->name);
 }
 
+void report_sites__set_demangle(struct report_sites *ss, bool demangle)
+{
+	ss->raw_names = !demangle;
+}
+
 void report_sites__delete(struct report_sites *ss)
 {
 	size_t i;
@@ -105,9 +89,9 @@ void report_sites__delete(struct report_sites *ss)
 	free(ss->stacks);
 	free(ss->frame_ids);
 	free(ss->acc);
-	report_u64map__delete(ss->by_stack);
-	report_u64map__delete(ss->frame_index);
-	report_u64map__delete(ss->stack_index);
+	u64_map__exit(&ss->by_stack);
+	u64_map__exit(&ss->frame_index);
+	u64_map__exit(&ss->stack_index);
 	free(ss);
 }
 
@@ -122,21 +106,13 @@ static char *dup_nonempty(const char *s)
 /* the frame of id, added unknown when absent; NULL when out of memory */
 static struct report_frame *get_frame(struct report_sites *ss, uint64_t id)
 {
-	const uint64_t *idx = report_u64map__find(ss->frame_index, id);
 	struct report_frame *f;
-	uint64_t *slot;
+	bool added;
 
-	if (idx)
-		return &ss->frames[*idx];
-	if (RESERVE(ss->frames, ss->cap_frames, ss->nr_frames + 1))
-		return NULL;
-	slot = report_u64map__get(ss->frame_index, id);
-	if (!slot)
-		return NULL;
-	*slot = ss->nr_frames;
-	f = &ss->frames[ss->nr_frames++];
-	memset(f, 0, sizeof(*f));
-	f->id = id;
+	f = u64_map__element(&ss->frame_index, id, (void **)&ss->frames, &ss->nr_frames,
+			     &ss->cap_frames, sizeof(*f), &added);
+	if (f && added)
+		f->id = id;
 	return f;
 }
 
@@ -153,8 +129,10 @@ static int take_frame(struct report_sites *ss, const struct artifact_record *rec
 	f->ip = rec->ip;
 	f->offset = rec->offset;
 	f->line = rec->line;
+	f->inlined = rec->inlined;
 	f->module = dup_nonempty(rec->module);
-	f->symbol = dup_nonempty(rec->symbol);
+	f->symbol = rec->symbol && *rec->symbol ?
+		    symbol_name__display(rec->symbol, !ss->raw_names) : NULL;
 	f->file = dup_nonempty(rec->file);
 	return 0;
 }
@@ -164,10 +142,12 @@ static int take_stack(struct report_sites *ss, const struct artifact_record *rec
 	struct stack_rec *st;
 	uint64_t *slot;
 
-	if (RESERVE(ss->stacks, ss->cap_stacks, ss->nr_stacks + 1) ||
-	    RESERVE(ss->frame_ids, ss->cap_ids, ss->nr_ids + rec->nr_frames))
+	if (grow_array((void **)&ss->stacks, &ss->cap_stacks, ss->nr_stacks + 1,
+		       sizeof(*ss->stacks)) ||
+	    grow_array((void **)&ss->frame_ids, &ss->cap_ids, ss->nr_ids + rec->frames.n,
+		       sizeof(*ss->frame_ids)))
 		return -ENOMEM;
-	slot = report_u64map__get(ss->stack_index, rec->id);
+	slot = u64_map__get(&ss->stack_index, rec->id);
 	if (!slot)
 		return -ENOMEM;
 	/* a second record of the same id replaces the first */
@@ -175,11 +155,11 @@ static int take_stack(struct report_sites *ss, const struct artifact_record *rec
 	st = &ss->stacks[ss->nr_stacks++];
 	st->id = rec->id;
 	st->first = ss->nr_ids;
-	st->nr = rec->nr_frames;
-	if (rec->nr_frames)
-		memcpy(&ss->frame_ids[ss->nr_ids], rec->frames,
-		       rec->nr_frames * sizeof(*rec->frames));
-	ss->nr_ids += rec->nr_frames;
+	st->nr = rec->frames.n;
+	if (rec->frames.n)
+		memcpy(&ss->frame_ids[ss->nr_ids], rec->frames.v,
+		       rec->frames.n * sizeof(*rec->frames.v));
+	ss->nr_ids += rec->frames.n;
 	return 0;
 }
 
@@ -187,13 +167,13 @@ int report_sites__record(struct report_sites *ss, const struct artifact_record *
 {
 	switch (rec->type) {
 	case ARTIFACT_EVENT:
-		if (rec->has & AR_HAS(AF_STACK))
+		if (rec->has & AR_HAS(AK_STACK))
 			ss->seen_stack = true;
 		return 0;
 	case ARTIFACT_FRAME:
-		return rec->has & AR_HAS(AF_ID) ? take_frame(ss, rec) : 0;
+		return rec->has & AR_HAS(AK_ID) ? take_frame(ss, rec) : 0;
 	case ARTIFACT_STACK:
-		return rec->has & AR_HAS(AF_ID) ? take_stack(ss, rec) : 0;
+		return rec->has & AR_HAS(AK_ID) ? take_stack(ss, rec) : 0;
 	default:
 		return 0;
 	}
@@ -213,7 +193,7 @@ static int new_acc(struct report_sites *ss, uint64_t stack, bool has_stack,
 
 	if (ss->nr_acc > SITE_MAX)
 		return -E2BIG;
-	if (RESERVE(ss->acc, ss->cap_acc, ss->nr_acc + 1))
+	if (grow_array((void **)&ss->acc, &ss->cap_acc, ss->nr_acc + 1, sizeof(*ss->acc)))
 		return -ENOMEM;
 	a = &ss->acc[ss->nr_acc];
 	memset(a, 0, sizeof(*a));
@@ -229,13 +209,13 @@ int report_sites__site(struct report_sites *ss, const struct artifact_record *re
 	uint64_t *idx;
 	int err;
 
-	if (!(rec->has & AR_HAS(AF_STACK))) {
+	if (!(rec->has & AR_HAS(AK_STACK))) {
 		if (!ss->no_stack && (err = new_acc(ss, 0, false, &ss->no_stack)))
 			return err;
 		*site = ss->no_stack;
 		return 0;
 	}
-	idx = report_u64map__get(ss->by_stack, rec->stack);
+	idx = u64_map__get(&ss->by_stack, rec->stack);
 	if (!idx)
 		return -ENOMEM;
 	if (!*idx) {
@@ -374,7 +354,13 @@ static int cmp_frame(const struct report_frame *a, const struct report_frame *b,
 	r = cmp_str(a->symbol, b->symbol);
 	if (!r)
 		r = cmp_str(a->module, b->module);
-	return r ? r : cmp_u64(a->offset, b->offset);
+	if (!r)
+		r = cmp_u64(a->offset, b->offset);
+	/* an inlined function has no offset: its line tells where in it */
+	if (!r && (a->inlined || b->inlined))
+		r = a->inlined != b->inlined ? (a->inlined ? -1 : 1) :
+		    a->line != b->line ? cmp_u64(a->line, b->line) : cmp_str(a->file, b->file);
+	return r;
 }
 
 static uint32_t depth_of(uint32_t nr, unsigned int depth)
@@ -433,7 +419,7 @@ static int prepare_frames(struct report_sites *ss)
 
 static const struct stack_rec *find_stack(struct report_sites *ss, uint64_t id)
 {
-	const uint64_t *idx = report_u64map__find(ss->stack_index, id);
+	const uint64_t *idx = u64_map__find(&ss->stack_index, id);
 
 	return idx ? &ss->stacks[*idx] : NULL;
 }
@@ -480,7 +466,7 @@ static int raw_sites(struct report_sites *ss, struct raw_site **rawp,
 		r->kind = REPORT_SITE_STACK;
 		r->nr = st->nr;
 		for (k = 0; k < st->nr; k++) {
-			const uint64_t *idx = report_u64map__find(ss->frame_index,
+			const uint64_t *idx = u64_map__find(&ss->frame_index,
 								  ss->frame_ids[st->first + k]);
 
 			store[used++] = &ss->frames[*idx];

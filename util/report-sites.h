@@ -49,9 +49,12 @@ enum report_site_kind {
 struct report_frame {
 	uint64_t id;
 	bool known;			/* its Frame record was read */
+	bool inlined;			/* a function inlined at ip, not a frame of its own */
 	uint64_t ip, offset;
 	uint32_t line;			/* 0: unknown */
-	char *module, *symbol, *file;	/* NULL when absent or empty */
+	char *module, *file;		/* NULL when absent or empty */
+	char *symbol;			/* demangled (unless asked not to), without a
+					 * version suffix; NULL when absent or empty */
 	char *name;			/* symbol, module basename+0xoffset, or [unknown] */
 };
 
@@ -82,6 +85,8 @@ struct report_sites;
 
 struct report_sites *report_sites__new(void);
 void report_sites__delete(struct report_sites *ss);
+/* symbols of Frame records read from now on: demangled (the default) or as recorded */
+void report_sites__set_demangle(struct report_sites *ss, bool demangle);
 
 /* ---- the streaming half, for report_summary ---- */
 

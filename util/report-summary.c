@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-map.h"
 #include "report-sites.h"
 #include "report-summary.h"
 #include "report-timeline.h"
@@ -122,7 +121,7 @@ static void live_table__remove(struct report_live_table *t, struct live_entry *e
 
 static struct report_process *find_process(struct report_summary *s, int32_t pid)
 {
-	const uint64_t *idx = report_u64map__find(s->proc_index, (uint32_t)pid);
+	const uint64_t *idx = u64_map__find(&s->proc_index, (uint32_t)pid);
 
 	return idx ? &s->procs[*idx] : NULL;
 }
@@ -134,20 +133,13 @@ struct report_process *report_summary__process(struct report_summary *s, int32_t
 
 static struct report_process *get_process(struct report_summary *s, int32_t pid)
 {
-	struct report_process *p = find_process(s, pid);
-	uint64_t *idx;
+	struct report_process *p;
+	bool added;
 
-	if (p)
-		return p;
-	if (grow_array((void **)&s->procs, &s->procs_cap, s->nr_procs + 1, sizeof(*s->procs)))
-		return NULL;
-	idx = report_u64map__get(s->proc_index, (uint32_t)pid);
-	if (!idx)
-		return NULL;
-	*idx = s->nr_procs;
-	p = &s->procs[s->nr_procs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
+	p = u64_map__element(&s->proc_index, (uint32_t)pid, (void **)&s->procs, &s->nr_procs,
+			     &s->procs_cap, sizeof(*p), &added);
+	if (p && added)
+		p->pid = pid;
 	return p;
 }
 
@@ -162,8 +154,10 @@ static void take_process_record(struct report_process *p,
 	p->exit = rec->exit;
 	free(p->comm);
 	free(p->exe);
+	free(p->backend);
 	p->comm = rec->comm ? strdup(rec->comm) : NULL;
 	p->exe = rec->exe ? strdup(rec->exe) : NULL;
+	p->backend = rec->backend ? strdup(rec->backend) : NULL;
 }
 
 static void take_meta_record(struct report_summary *s, const struct artifact_record *rec)
@@ -183,8 +177,8 @@ static void take_meta_record(struct report_summary *s, const struct artifact_rec
 	m->exit_code = rec->exit_code;
 	m->start = rec->start;
 	m->end = rec->end;
-	m->drops_events = rec->drops_events;
-	m->drops_total = rec->drops_total;
+	m->drops_events = rec->drops.events;
+	m->drops_total = rec->drops.events + rec->drops.stacks + rec->drops.other;
 	m->attached = rec->attached;
 }
 
@@ -242,7 +236,7 @@ static uint64_t thread_key(const struct artifact_record *rec)
 /* remembers the block this thread allocated last, 0 for none */
 static void set_last_alloc(struct event_ctx *c, uint64_t addr)
 {
-	uint64_t *last = report_u64map__get(c->s->last_alloc, thread_key(c->rec));
+	uint64_t *last = u64_map__get(&c->s->last_alloc, thread_key(c->rec));
 
 	if (last)
 		*last = addr;
@@ -250,7 +244,7 @@ static void set_last_alloc(struct event_ctx *c, uint64_t addr)
 
 static uint64_t get_last_alloc(struct event_ctx *c)
 {
-	const uint64_t *last = report_u64map__find(c->s->last_alloc, thread_key(c->rec));
+	const uint64_t *last = u64_map__find(&c->s->last_alloc, thread_key(c->rec));
 
 	return last ? *last : 0;
 }
@@ -477,7 +471,7 @@ int report_summary__add(struct report_summary *s, const struct artifact_record *
 			return add_event(s, rec);
 		return 0;
 	case ARTIFACT_PROCESS:
-		if (!(rec->has & AR_HAS(AF_PID)) || !pid_selected(s, rec->pid))
+		if (!(rec->has & AR_HAS(AK_PID)) || !pid_selected(s, rec->pid))
 			return 0;
 		p = get_process(s, rec->pid);
 		if (!p)
@@ -521,10 +515,7 @@ int report_summary__init(struct report_summary *s, const struct report_filter *f
 	if (f)
 		s->filter = *f;
 	s->live = calloc(1, sizeof(*s->live));
-	s->proc_index = report_u64map__new();
-	s->last_alloc = report_u64map__new();
-	if (!s->live || !s->proc_index || !s->last_alloc ||
-	    live_table__init(s->live, TABLE_MIN_BITS)) {
+	if (!s->live || live_table__init(s->live, TABLE_MIN_BITS)) {
 		report_summary__exit(s);
 		return -ENOMEM;
 	}
@@ -537,6 +528,7 @@ void report_summary__exit(struct report_summary *s)
 
 	for (i = 0; i < s->nr_procs; i++) {
 		free(s->procs[i].comm);
+		free(s->procs[i].backend);
 		free(s->procs[i].exe);
 	}
 	free(s->procs);
@@ -546,8 +538,8 @@ void report_summary__exit(struct report_summary *s)
 	if (s->live)
 		free(s->live->slots);
 	free(s->live);
-	report_u64map__delete(s->proc_index);
-	report_u64map__delete(s->last_alloc);
+	u64_map__exit(&s->proc_index);
+	u64_map__exit(&s->last_alloc);
 	report_timeline__delete(s->timeline);
 	report_sites__delete(s->sites);
 	memset(s, 0, sizeof(*s));

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "artifact.h"
+#include "u64-map.h"
 
 /*
  * The figures of `memtrack report`, computed from a stream of artifact
@@ -59,14 +60,15 @@ struct report_process {
 	bool has_brk;
 	/* from its Process record */
 	bool has_info;
-	uint32_t info_has;		/* AR_HAS() bits of the record */
+	uint64_t info_has;		/* AR_HAS() bits of the record */
 	int32_t ppid, exit_code;
 	uint64_t start, exit;
 	char *comm, *exe;
+	char *backend;			/* "preload", "bpf", NULL when not said */
 };
 
 struct report_meta {
-	uint32_t has;			/* AR_HAS() bits of the record */
+	uint64_t has;			/* AR_HAS() bits of the record */
 	uint32_t format;
 	char *tool, *version, *command;
 	int32_t root_pid, exit_code;
@@ -75,7 +77,6 @@ struct report_meta {
 };
 
 struct report_live_table;
-struct report_u64map;
 struct report_timeline;
 struct report_sites;
 
@@ -93,8 +94,8 @@ struct report_summary {
 	struct report_process *procs;	/* in order of first appearance */
 	size_t nr_procs, procs_cap;
 
-	struct report_u64map *proc_index;	/* pid -> procs[] index */
-	struct report_u64map *last_alloc;	/* (pid, tid) -> last block allocated */
+	struct u64_map proc_index;		/* pid -> procs[] index */
+	struct u64_map last_alloc;		/* (pid, tid) -> last block allocated */
 	struct report_live_table *live;
 	struct report_timeline *timeline;	/* NULL unless asked for */
 	struct report_sites *sites;		/* call sites; NULL unless asked for */

@@ -13,10 +13,8 @@
 #define BATCH_MAX	256
 
 struct frame_entry {
-	const char *module, *symbol, *file;
-	uint64_t offset;
+	struct sym_frame f;
 	uint64_t ip;		/* the first address seen for it */
-	uint32_t line;
 	uint64_t id;		/* 0: empty slot */
 };
 
@@ -49,18 +47,26 @@ struct resolver {
 	size_t nframe_ids, frame_ids_cap;
 };
 
+/*
+ * A function's frame is told by module, symbol and offset; an inlined one
+ * (offset 0) by its file:line too.  The symbolizer's strings live as long
+ * as it does: their addresses are their identity.
+ */
 static uint64_t frame_hash(const struct sym_frame *f)
 {
 	uint64_t h = (uintptr_t)f->module * 0x9e3779b97f4a7c15ULL;
 
 	h ^= (uintptr_t)f->symbol + (h << 6);
 	h ^= f->offset * 0xff51afd7ed558ccdULL;
+	h ^= ((uintptr_t)f->file + f->line + f->inlined) * 0xc4ceb9fe1a85ec53ULL;
 	return h ^ (h >> 31);
 }
 
 static bool same_frame(const struct frame_entry *e, const struct sym_frame *f)
 {
-	return e->module == f->module && e->symbol == f->symbol && e->offset == f->offset;
+	return e->f.module == f->module && e->f.symbol == f->symbol &&
+	       e->f.offset == f->offset && e->f.file == f->file && e->f.line == f->line &&
+	       e->f.inlined == f->inlined;
 }
 
 static int rehash_frames(struct resolver *r)
@@ -71,13 +77,11 @@ static int rehash_frames(struct resolver *r)
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < r->frames_cap; i++) {
-		struct sym_frame f = { .module = old[i].module, .symbol = old[i].symbol,
-				       .offset = old[i].offset };
 		size_t j;
 
 		if (!old[i].id)
 			continue;
-		for (j = frame_hash(&f) & (cap - 1); slots[j].id; j = (j + 1) & (cap - 1))
+		for (j = frame_hash(&old[i].f) & (cap - 1); slots[j].id; j = (j + 1) & (cap - 1))
 			;
 		slots[j] = old[i];
 	}
@@ -98,38 +102,43 @@ static uint64_t frame_id(struct resolver *r, const struct sym_frame *f, uint64_t
 	     i = (i + 1) & (r->frames_cap - 1))
 		if (same_frame(&r->frames[i], f))
 			return r->frames[i].id;
-	r->frames[i] = (struct frame_entry){
-		.module = f->module, .symbol = f->symbol, .file = f->file,
-		.offset = f->offset, .line = f->line, .ip = ip, .id = ++r->nframes,
-	};
+	r->frames[i] = (struct frame_entry){ .f = *f, .ip = ip, .id = ++r->nframes };
 	return r->frames[i].id;
 }
 
 /* 0: resolved; -EAGAIN: pid's mappings are not known yet */
 static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, bool last_try)
 {
+	struct sym_frame f[SYM_MAX_FRAMES];
 	struct stack_entry *st;
 	uint32_t i, nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES;
+	size_t first = r->nframe_ids;
+	int n, k;
 
-	if (grow_array((void **)&r->frame_ids, &r->frame_ids_cap, r->nframe_ids + nr,
-		 sizeof(*r->frame_ids)) ||
-	    grow_array((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)))
+	if (grow_array((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
-		struct sym_frame f;
-
-		symbolizer__resolve(r->sym, rec->pid, rec->ips[i], &f);
+		/* every ip is a return address: BPF and the unwinders start at the caller */
+		n = symbolizer__resolve_frames(r->sym, rec->pid, rec->ips[i], true, f,
+					       SYM_MAX_FRAMES);
 		/* the caller's module unknown: the process's exec or fork is not seen yet */
-		if (!i && !last_try && !strcmp(f.module, SYM_UNKNOWN))
+		if (!i && !last_try && !strcmp(f[0].module, SYM_UNKNOWN)) {
+			r->nframe_ids = first;
 			return -EAGAIN;
-		r->frame_ids[r->nframe_ids + i] = frame_id(r, &f, rec->ips[i]);
+		}
+		if (grow_array((void **)&r->frame_ids, &r->frame_ids_cap, r->nframe_ids + n,
+			       sizeof(*r->frame_ids))) {
+			r->nframe_ids = first;
+			return -ENOMEM;
+		}
+		for (k = 0; k < n; k++)
+			r->frame_ids[r->nframe_ids++] = frame_id(r, &f[k], rec->ips[i]);
 	}
 	st = &r->stacks[r->nstacks++];
 	st->id = rec->id;
 	st->pid = rec->pid;
-	st->nr = nr;
-	st->first = r->nframe_ids;
-	r->nframe_ids += nr;
+	st->nr = r->nframe_ids - first;
+	st->first = first;
 	return 0;
 }
 
@@ -251,10 +260,10 @@ int resolver__finish(struct resolver *r)
 static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
 {
 	struct frame_record rec = {
-		.id = f->id, .ip = f->ip, .offset = f->offset,
-		.module = f->module ? f->module : SYM_UNKNOWN,
-		.symbol = f->symbol ? f->symbol : SYM_UNKNOWN,
-		.file = f->file, .line = f->line,
+		.id = f->id, .ip = f->ip, .offset = f->f.offset,
+		.module = f->f.module ? f->f.module : SYM_UNKNOWN,
+		.symbol = f->f.symbol ? f->f.symbol : SYM_UNKNOWN,
+		.file = f->f.file, .line = f->f.line, .inlined = f->f.inlined,
 	};
 
 	pack_frame_record(pk, &rec);

@@ -57,8 +57,34 @@ int run_as__drop(const struct run_as *as)
 	return 0;
 }
 
-static void child_main(int go_fd, int ready_fd, const char *const argv[],
-		       const struct run_as *as)
+/*
+ * LD_PRELOAD with the shim first, if the command's user can read it: ld.so
+ * would only say it cannot, and the command run untracked by the shim.
+ */
+static void add_preload(const struct spawn *s)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t len;
+	char *val;
+
+	if (!s->preload)
+		return;
+	if (access(s->preload, R_OK)) {
+		fprintf(stderr, "memtrack: warning: the command's user cannot read %s: "
+			"tracing it with BPF\n", s->preload);
+		return;
+	}
+	len = strlen(s->preload) + (old ? strlen(old) + 1 : 0) + 1;
+	val = malloc(len);
+	if (!val)
+		return;
+	snprintf(val, len, "%s%s%s", s->preload, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", val, 1);
+	putenv((char *)s->preload_var);
+}
+
+static void child_main(const struct spawn *s, int go_fd, int ready_fd,
+		       const char *const argv[], const struct run_as *as)
 {
 	char go;
 
@@ -73,6 +99,7 @@ static void child_main(int go_fd, int ready_fd, const char *const argv[],
 			(unsigned int)as->uid, strerror(errno));
 		_exit(126);
 	}
+	add_preload(s);
 	close(ready_fd);
 	if (read(go_fd, &go, 1) != 1)
 		_exit(128);	/* memtrack gave up before starting us */
@@ -112,7 +139,7 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 	if (s->pid == 0) {
 		close(go[1]);
 		close(ready[0]);
-		child_main(go[0], ready[1], argv, as);
+		child_main(s, go[0], ready[1], argv, as);
 	}
 	close(go[0]);
 	close(ready[1]);

@@ -13,6 +13,9 @@
 struct spawn {
 	pid_t pid;
 	int go_fd;
+	/* the preload shim for the command's environment, NULL for none */
+	const char *preload;		/* its path, put first in LD_PRELOAD */
+	const char *preload_var;	/* "MEMTRACK_SHIM=<name>" */
 };
 
 struct run_as {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-map.h"
 #include "stats-derive.h"
+#include "u64-map.h"
 #include "usage.h"
 #include "util.h"
 
@@ -79,7 +79,7 @@ void stats_file__delete(struct stats_file *sf)
 		free(sf->rings[i]);
 	}
 	free(sf->rings);
-	report_u64map__delete(sf->ring_index);
+	u64_map__exit(&sf->ring_index);
 	for (i = 0; i < sf->nr_pids; i++)
 		free(sf->pids[i].spans.v);
 	free(sf->pids);
@@ -118,8 +118,7 @@ static uint64_t name_hash(const char *s)
 struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
 					 const char *name)
 {
-	const uint64_t *i = sf->ring_index ?
-			    report_u64map__find(sf->ring_index, name_hash(name)) : NULL;
+	const uint64_t *i = u64_map__find(&sf->ring_index, name_hash(name));
 	size_t k;
 
 	if (i && !strcmp(sf->rings[*i - 1]->name, name))
@@ -135,9 +134,7 @@ static int index_ring(struct stats_file *sf, const char *name, size_t i)
 {
 	uint64_t *slot;
 
-	if (!sf->ring_index && !(sf->ring_index = report_u64map__new()))
-		return -ENOMEM;
-	slot = report_u64map__get(sf->ring_index, name_hash(name));
+	slot = u64_map__get(&sf->ring_index, name_hash(name));
 	if (!slot)
 		return -ENOMEM;
 	/* taken: by another name, as this one was not found; the first keeps it */

@@ -14,11 +14,11 @@
 
 #include "stats-format.h"
 
-struct report_u64map;
 struct stats_ring_row;
 
 #define STATS_REORDER_ROWS	1024	/* rows of a ring put back in time order */
 #include "timeline.h"
+#include "u64-map.h"
 
 #define STATS_BIN_NS		100000000ULL	/* 100 ms */
 #define STATS_MAX_BINS		4096
@@ -95,7 +95,7 @@ struct stats_file {
 
 	struct stats_ring **rings;
 	size_t nr_rings;
-	struct report_u64map *ring_index;	/* name hash -> index + 1 */
+	struct u64_map ring_index;	/* name hash -> index + 1 */
 	bool ring_collisions;		/* two names of one hash: look further */
 	unsigned long skipped_rows;	/* of rings past STATS_MAX_RINGS */
 

@@ -28,8 +28,9 @@
  * are resolved, which is the usual order in the pipeline.  The symbol table
  * and DWARF are read at the first resolve in the module, on the resolver
  * thread.  Symbols come from .symtab, else from the .symtab of the separate
- * debug file (<debug dir>/.build-id/xx/yyyy.debug), else .dynsym; lines from
- * the file's DWARF, else the debug file's.  Modules live until
+ * debug file (found by build id, .gnu_debuglink or debuginfod: debuginfo.h),
+ * else .dynsym; lines and inlined calls from the file's DWARF, else the debug
+ * file's.  Modules live until
  * symbolizer__delete(); the mapping of a file pins its inode, so its
  * (device, inode) cannot be reused by another file meanwhile.
  *
@@ -43,7 +44,8 @@
  * SYMBOLIZER_KEEP_EXITED exited pids (symbolizer__set_keep_exited()); older
  * ones are dropped.  Modules are not dropped.
  *
- * Symbols are the names in the ELF, not demangled.
+ * Symbols are the names in the ELF (or DWARF, for inlined functions), not
+ * demangled, without their version suffix ("@@GLIBC_2.34").
  *
  * Threads: every function may be called from any thread; a mutex guards the
  * pid and module tables, and each module has a lock of its own, so reading
@@ -58,16 +60,21 @@
 
 #define SYMBOLIZER_KEEP_EXITED	4096
 #define SYM_UNKNOWN		"[unknown]"
+/* frames of one address at most: the functions inlined there, then its own */
+#define SYM_MAX_FRAMES		16
 
 struct symbolizer;
 
 struct sym_frame {
 	const char *module;	/* path of the mapped file, "[unknown]" when no mapping covers ip */
-	const char *symbol;	/* function name as in the ELF (not demangled), "[unknown]" if none */
+	const char *symbol;	/* function name as in the ELF (not demangled), "[unknown]" if none;
+				 * an inlined function's linkage name (or name) from DWARF */
 	uint64_t offset;	/* ip - symbol start; without a symbol, ip's address in the
-				 * module's link-time view (ip - load bias); without a module, ip */
+				 * module's link-time view (ip - load bias); without a module,
+				 * ip; 0 for an inlined function */
 	const char *file;	/* source file, NULL without debug info */
 	uint32_t line;		/* 0 without debug info */
+	bool inlined;		/* a function inlined at ip, not a frame of its own */
 };
 
 /* a mapping learnt from elsewhere than /proc (an mmap event) */
@@ -98,11 +105,11 @@ int symbolizer__fork(struct symbolizer *s, pid_t parent, pid_t child);
 void symbolizer__exit(struct symbolizer *s, pid_t pid);
 void symbolizer__set_keep_exited(struct symbolizer *s, unsigned int n);
 /*
- * Where separate debug files are looked for, by build id:
- * <dir>/.build-id/xx/yyyy.debug; default /usr/lib/debug, NULL for none.
- * Call it before the first resolve (it is not locked).
+ * Where separate debug files are looked for (debuginfo.h): a colon-separated
+ * list of directories, NULL or "" for none; by default MEMTRACK_DEBUG_DIRS,
+ * else /usr/lib/debug.  Call it before the first resolve (it is not locked).
  */
-int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
+int symbolizer__set_debug_dir(struct symbolizer *s, const char *dirs);
 /* adds one executable mapping to pid's set (overlapping ones are replaced) */
 int symbolizer__add_mapping(struct symbolizer *s, pid_t pid,
 			    const struct sym_mapping *m);
@@ -120,6 +127,16 @@ int symbolizer__resolve(struct symbolizer *s, pid_t pid, uint64_t ip,
 /* the same for an ip that is the instruction itself: the first frame (a uprobe's pc) */
 int symbolizer__resolve_pc(struct symbolizer *s, pid_t pid, uint64_t ip,
 			   struct sym_frame *out);
+/*
+ * Every frame of ip (a return address with ret_addr), innermost first: one
+ * per function inlined at ip (inlined set, with its file:line), then the
+ * function of ip, whose file:line is that of the outermost inlined call,
+ * and whose frame is what symbolizer__resolve() gives.  Returns how many,
+ * 1 to max (max >= 1; -EINVAL otherwise); the innermost ones are kept when
+ * there are more.
+ */
+int symbolizer__resolve_frames(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
+			       struct sym_frame *out, int max);
 
 struct unwind_rule;
 
@@ -140,6 +157,10 @@ struct symbolizer_stats {
 	uint64_t pids;		/* pids with mappings, exited ones included */
 	uint64_t map_sets;	/* distinct mapping sets (fork shares them) */
 	uint64_t refreshes;	/* re-reads of /proc/<pid>/maps on a miss */
+	uint64_t debug_build_id;	/* separate debug files found by build id, */
+	uint64_t debug_debuglink;	/* by .gnu_debuglink, */
+	uint64_t debug_debuginfod;	/* from debuginfod */
+	uint64_t debuginfod_ns;		/* time spent asking debuginfod */
 };
 
 void symbolizer__stats(struct symbolizer *s, struct symbolizer_stats *st);

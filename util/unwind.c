@@ -67,9 +67,19 @@ static bool step(const struct stack_copy *st, const struct unwind_rule *r,
 	return true;
 }
 
+/* the CFA of a frame whose caller is unknown by its rule: the outermost */
+static uint64_t outermost_cfa(const struct unwind_rule *r, const struct unwind_regs *regs)
+{
+	if (r->ra_how != UNW_UNDEFINED)
+		return 0;
+	if (r->cfa_reg == UNW_REG_RSP)
+		return regs->sp + r->cfa_off;
+	return r->cfa_reg == UNW_REG_RBP && regs->bp_known ? regs->bp + r->cfa_off : 0;
+}
+
 unsigned int unwind_raw_stack(const struct mt_raw_stack *rec, const uint8_t *data,
 			      unwind_rule_fn *rule_of, void *ctx, __u64 *ips,
-			      unsigned int max)
+			      unsigned int max, uint64_t *outer_cfa)
 {
 	const struct stack_copy st = { .base = rec->sp, .data = data, .size = rec->size };
 	struct unwind_regs regs = { .ip = rec->ip, .sp = rec->sp, .bp = rec->bp,
@@ -81,9 +91,11 @@ unsigned int unwind_raw_stack(const struct mt_raw_stack *rec, const uint8_t *dat
 	unsigned int n = 0;
 	bool ret_addr = false;
 
+	*outer_cfa = 0;
 	while (n < max) {
 		if (rule_of(ctx, rec->pid, regs.ip, ret_addr, &rule) && ret_addr)
 			break;
+		*outer_cfa = outermost_cfa(&rule, &regs);
 		if (!step(&st, &rule, &regs))
 			break;
 		ips[n++] = regs.ip;

@@ -39,10 +39,13 @@ typedef int unwind_rule_fn(void *ctx, int32_t pid, uint64_t ip, bool ret_addr,
  * Unwinds a raw stack copy taken at an allocator's first instructions: the
  * return addresses, innermost first (the allocator's caller), as frame
  * pointer stacks have them.  data holds rec->size bytes read from rec->sp.
- * Returns how many ips it wrote, at most max.
+ * Returns how many ips it wrote, at most max.  *outer_cfa gets the CFA of
+ * the outermost frame when the unwinding got there (its return address is
+ * undefined: _start, a thread's start), else 0: the copy needs to reach no
+ * further up than that.
  */
 unsigned int unwind_raw_stack(const struct mt_raw_stack *rec, const uint8_t *data,
 			      unwind_rule_fn *rule_of, void *ctx, __u64 *ips,
-			      unsigned int max);
+			      unsigned int max, uint64_t *outer_cfa);
 
 #endif

@@ -25,7 +25,7 @@ struct uprobe_multi_link_attr {
 };
 
 int uprobe_multi__link(int prog_fd, const char *path, const uint64_t *offsets,
-		       const uint64_t *cookies, unsigned int cnt, bool retprobe)
+		       const uint64_t *cookies, unsigned int cnt, bool retprobe, pid_t pid)
 {
 	struct uprobe_multi_link_attr attr = {
 		.prog_fd = prog_fd,
@@ -35,6 +35,7 @@ int uprobe_multi__link(int prog_fd, const char *path, const uint64_t *offsets,
 		.cookies = (uintptr_t)cookies,
 		.cnt = cnt,
 		.uprobe_flags = retprobe ? UPROBE_MULTI_RETURN : 0,
+		.pid = pid,
 	};
 	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,4 +73,21 @@ int grow_array(void **p, size_t *cap, size_t need, size_t size)
 	*p = q;
 	*cap = n;
 	return 0;
+}
+
+const char *human_bytes(uint64_t n, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = n;
+	unsigned int u = 0;
+
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(buf, size, "%.1f %s", v, units[u]);
+	else
+		snprintf(buf, size, "%" PRIu64 " B", n);
+	return buf;
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -25,5 +26,8 @@ int write_all(int fd, const void *buf, size_t len);
  * Pass the array as (void **)&array.
  */
 int grow_array(void **p, size_t *cap, size_t need, size_t size);
+
+/* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
+const char *human_bytes(uint64_t n, char *buf, size_t size);
 
 #endif

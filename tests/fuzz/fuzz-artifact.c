@@ -77,8 +77,8 @@ static void read_artifact(bool filtered)
 		/* touch what the record says it has */
 		if (r->comm)
 			(void)strlen(r->comm);
-		if (r->nr_frames)
-			(void)r->frames[r->nr_frames - 1];
+		if (r->frames.n)
+			(void)r->frames.v[r->frames.n - 1];
 		report_summary__add(&s, r);
 	}
 	(void)artifact__strerror(a);

@@ -22,7 +22,7 @@ expect_eq "json head peak" 6500 "$(json_get "$tmp/j" .head.peak_bytes)"
 expect_eq "json leaked change" 1636.1 "$(jq '.change_pct.leaked_bytes * 10 | round / 10' "$tmp/j")"
 expect_eq "json allocations change" -42.9 "$(jq '.change_pct.allocations * 10 | round / 10' "$tmp/j")"
 
-"$MEMTRACK" report --diff --json "$tmp/empty.msgpack" "$tmp/single.msgpack" >"$tmp/j"
+"$MEMTRACK" report --diff --json "$tmp/nothing.msgpack" "$tmp/single.msgpack" >"$tmp/j"
 expect_eq "change from 0 is null" null "$(json_get "$tmp/j" .change_pct.peak_bytes)"
 rc=0
 "$MEMTRACK" report --diff "$tmp/single.msgpack" "$tmp/truncated.msgpack" >/dev/null 2>&1 || rc=$?

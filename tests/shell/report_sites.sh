@@ -57,9 +57,9 @@ test_json() {
 	expect_eq "site keys" true "$(jq '.sites | all(has("stack") and has("bytes") and has("calls") and has("peak_bytes") and has("leaked_bytes") and has("leaked_count") and has("frames"))' "$j")"
 	expect_eq "S13 figures" "1050 2 1050 1050 2" \
 		"$(jq -r '.sites[0] | [.bytes, .calls, .peak_bytes, .leaked_bytes, .leaked_count] | map(tostring) | join(" ")' "$j")"
-	expect_eq "a frame" '{"symbol":"main","module":"/usr/bin/app","offset":64,"file":"app.c","line":40}' \
+	expect_eq "a frame" '{"symbol":"main","module":"/usr/bin/app","offset":64,"file":"app.c","line":40,"inlined":false}' \
 		"$(jq -c '.sites[0].frames[2]' "$j")"
-	expect_eq "no symbol, no file" '{"symbol":null,"module":"/usr/lib/libweird.so","offset":4660,"file":null,"line":null}' \
+	expect_eq "no symbol, no file" '{"symbol":null,"module":"/usr/lib/libweird.so","offset":4660,"file":null,"line":null,"inlined":false}' \
 		"$(jq -c '.sites[0].frames[0]' "$j")"
 	expect_eq "peak is the sum of the sites'" "$(json_get "$j" .peak_bytes)" "$(jq '[.sites[].peak_bytes] | add' "$j")"
 	expect_eq "no stack: stack null, no frames" "null 0" "$(jq -r '.sites[5] | "\(.stack) \(.frames | length)"' "$j")"

@@ -1,6 +1,6 @@
 #!/bin/bash
-# track: no process is left stopped, even when memtrack is SIGKILLed, and a
-# process stopped by someone else is not resumed by memtrack
+# track: no process is left stopped or waiting, even when memtrack is SIGKILLed, and
+# a process stopped by someone else is not resumed by memtrack
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
@@ -33,9 +33,19 @@ stopped_workers() {
 	echo $n
 }
 
+# workers asleep in the shim's wait for room in their ring
+waiting_workers() {
+	local n=0 p
+	for p in $(workers); do
+		case $(cat "/proc/$p/wchan" 2>/dev/null) in *futex*) n=$((n + 1)) ;; esac
+	done
+	echo $n
+}
+some_waiting() { [ "$(waiting_workers)" -gt 0 ]; }
+
 test_sigkill_resumes() {
 	# a tiny ring and memtrack itself frozen: the workers stop at the watermark
-	"$MEMTRACK" track -q -o "$tmp" --ring-size events=16K \
+	"$MEMTRACK" track -q -o "$tmp" --backend bpf --ring-size events=16K \
 		"$WORKLOADS/alloc_storm_procs 4 300000; echo \$? > $tmp/done" &
 	mt=$!
 	wait_for 20 have_workers
@@ -57,6 +67,30 @@ test_sigkill_resumes() {
 	expect_eq "sigkill: none left in state T" 0 "$(stopped_workers)"
 }
 
+# the shim's rings: a worker waits for room, and runs on untracked once memtrack is gone
+test_sigkill_releases_waiters() {
+	rm -f "$tmp/done"
+	"$MEMTRACK" track -q -o "$tmp/shim" --backend preload --ring-size heap=4K \
+		"$WORKLOADS/alloc_storm_procs 4 300000; echo \$? > $tmp/done" &
+	mt=$!
+	wait_for 20 have_workers
+	kill -STOP "$mt"
+	if ! wait_for 20 some_waiting; then
+		fail "sigkill, shim: workers wait for room in their rings" "none waits"
+		return
+	fi
+	pass "sigkill, shim: workers wait for room in their rings ($(waiting_workers))"
+	kill -9 "$mt"
+	wait "$mt" 2>/dev/null || true
+	mt=
+	if wait_for 60 test -s "$tmp/done"; then
+		pass "sigkill, shim: every worker ran on to its end"
+		expect_eq "sigkill, shim: the workload's own exit" 0 "$(cat "$tmp/done")"
+	else
+		fail "sigkill, shim: the workload ran to its end" "waiting: $(waiting_workers)"
+	fi
+}
+
 test_self_stop_not_resumed() {
 	local pid
 	"$MEMTRACK" track -q -o "$tmp/self" -- "$WORKLOADS/self_stop" &
@@ -74,5 +108,6 @@ test_self_stop_not_resumed() {
 }
 
 test_sigkill_resumes
+test_sigkill_releases_waiters
 test_self_stop_not_resumed
 finish

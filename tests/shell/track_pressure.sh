@@ -8,8 +8,9 @@ tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
 
+# BPF's back-pressure: the producers are stopped at the events ring's watermark
 test_pressure_no_loss() {
-	"$MEMTRACK" track -o "$tmp" --stats "$tmp/s.jsonl" --ring-size events=64K \
+	"$MEMTRACK" track -o "$tmp" --backend bpf --stats "$tmp/s.jsonl" --ring-size events=64K \
 		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 50000 2>"$tmp/track.err"
 	art=$(ls "$tmp"/*.msgpack)
 	report_json "$art" "$tmp/r.json"
@@ -27,7 +28,7 @@ test_pressure_no_loss() {
 # the same through a small events ring with 16 threads of one process
 test_pressure_threads() {
 	mkdir -p "$tmp/threads"
-	"$MEMTRACK" track -q -o "$tmp/threads" --call-graph no --ring-size events=64K \
+	"$MEMTRACK" track -q -o "$tmp/threads" --backend bpf --call-graph no --ring-size events=64K \
 		-- "$WORKLOADS/alloc_storm_threads" 16 50000 2>"$tmp/threads.err"
 	report_json "$(ls "$tmp"/threads/*.msgpack)" "$tmp/t.json"
 	expect_eq "pressure, threads: zero drops" 0 "$(jq -r .meta.drops.events "$tmp/t.json")"
@@ -76,7 +77,7 @@ test_stats_of_a_real_run() {
 test_drops_are_loud() {
 	# a watermark at the very top of a tiny ring: reservations fail before any stop
 	local rc=0
-	"$MEMTRACK" track -o "$tmp/drops" --ring-size events=4K --pressure-watermark 99 \
+	"$MEMTRACK" track -o "$tmp/drops" --backend bpf --ring-size events=4K --pressure-watermark 99 \
 		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 2000 2>"$tmp/err" || rc=$?
 	expect_eq "drops: memtrack fails the run" 128 "$rc"
 	if grep -q "call stacks were dropped: the artifact is incomplete" "$tmp/err"; then
@@ -91,10 +92,31 @@ test_drops_are_loud() {
 		fail "drops: counted in the artifact" "$(jq -c .meta "$tmp/d.json")"
 	fi
 	rc=0
-	"$MEMTRACK" track -q --tolerate-drops -o "$tmp/drops" --ring-size events=4K \
+	"$MEMTRACK" track -q --tolerate-drops -o "$tmp/drops" --backend bpf --ring-size events=4K \
 		--pressure-watermark 99 --poll-interval 2000 -- \
 		"$WORKLOADS/alloc_storm_procs" 16 2000 2>/dev/null || rc=$?
 	expect_eq "drops: --tolerate-drops gives the command's status" 0 "$rc"
+}
+
+# the shim's back-pressure: a thread whose ring is full waits for the poller
+test_heap_pressure() {
+	local s=$tmp/heap.jsonl
+	mkdir -p "$tmp/heap"
+	"$MEMTRACK" track -o "$tmp/heap" --backend preload --stats "$s" --ring-size heap=4K \
+		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 20000 2>"$tmp/heap.err"
+	report_json "$(ls "$tmp"/heap/*.msgpack)" "$tmp/h.json"
+	expect_eq "heap pressure: 320000 Malloc" 320000 "$(count "$tmp/h.json" Malloc)"
+	expect_eq "heap pressure: 320000 Free" 320000 "$(count "$tmp/h.json" Free)"
+	rows=$(grep '"k":"pressure"' "$s" | grep -c '"ring":"heap"' || true)
+	if [ "$rows" -gt 0 ]; then pass "heap pressure: waits recorded ($rows)"; else fail "heap pressure: waits" "none"; fi
+	expect_eq "heap pressure: every wait began before its release" 0 \
+		"$(jq -s '[.[] | select(.k == "pressure") | .t as $t | .pids[] | select(.[1] >= $t or .[1] == 0)] | length' "$s")"
+	expect_eq "heap pressure: a pid once per row" 0 \
+		"$(jq -s '[.[] | select(.k == "pressure") | [.pids[][0]] | select(length != (unique | length))] | length' "$s")"
+	expect_eq "heap pressure: the summary counts them" "$rows" \
+		"$(sed -n 's/.* \([0-9]*\) pressure episodes.*/\1/p' "$tmp/heap.err")"
+	expect_eq "heap pressure: ring_open for heap" 1 \
+		"$(jq -s '[.[] | select(.k == "ring_open" and .ring == "heap")] | length > 0 | if . then 1 else 0 end' "$s")"
 }
 
 test_stats_env() {
@@ -109,5 +131,6 @@ test_pressure_threads
 test_stats_rows
 test_stats_of_a_real_run
 test_drops_are_loud
+test_heap_pressure
 test_stats_env
 finish

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "check.h"
 #include "util/encoder.h"
@@ -103,6 +104,49 @@ static inline int test_write_bytes(const char *path, const void *buf, size_t len
 	return err;
 }
 
+/* compresses buf as frames of chunk bytes each: records cut across frames */
+static inline int test_write_chunked(const char *path, const void *buf, size_t len,
+				     size_t chunk)
+{
+	size_t cap = ZSTD_compressBound(len) + (len / chunk + 1) * 32, zlen = 0, pos;
+	unsigned char *z = malloc(cap);
+	int err;
+
+	if (!z)
+		return -ENOMEM;
+	for (pos = 0; pos < len; pos += chunk) {
+		size_t n = len - pos < chunk ? len - pos : chunk;
+		size_t r = ZSTD_compress(z + zlen, cap - zlen, (const char *)buf + pos, n, 1);
+
+		if (ZSTD_isError(r)) {
+			free(z);
+			return -EINVAL;
+		}
+		zlen += r;
+	}
+	err = test_write_bytes(path, z, zlen);
+	free(z);
+	return err;
+}
+
+/* an artifact as CodSpeed's memtrack writes it: events only, no header, one frame */
+static inline int test_write_codspeed(const char *path, const struct mt_alloc_event *ev,
+				      size_t n)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	size_t i;
+	int err;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	for (i = 0; i < n; i++)
+		pack_alloc_event(&pk, &ev[i]);
+	err = test_write_chunked(path, sb.data, sb.size, sb.size + 1);
+	msgpack_sbuffer_destroy(&sb);
+	return err;
+}
+
 /* the whole file in memory; *len its size */
 static inline void *test_read_file(const char *path, size_t *len)
 {
@@ -130,50 +174,31 @@ static inline void test_pack_meta(msgpack_packer *pk, const char *command,
 				  int32_t root_pid, uint64_t start, uint64_t end,
 				  uint64_t drops, int32_t exit_code)
 {
-	msgpack_pack_map(pk, 10);
-	pack_key(pk, "type");
-	pack_str(pk, "Meta");
-	pack_key(pk, "format");
-	msgpack_pack_uint32(pk, 1);
-	pack_key(pk, "tool");
-	pack_str(pk, "memtrack");
-	pack_key(pk, "version");
-	pack_str(pk, "0.1.0");
-	pack_key(pk, "command");
-	pack_str(pk, command);
-	pack_key(pk, "root_pid");
-	msgpack_pack_int32(pk, root_pid);
-	pack_key(pk, "start");
-	msgpack_pack_uint64(pk, start);
-	pack_key(pk, "end");
-	msgpack_pack_uint64(pk, end);
-	pack_key(pk, "drops");
-	msgpack_pack_map(pk, 1);
-	pack_key(pk, "events");
-	msgpack_pack_uint64(pk, drops);
-	pack_key(pk, "exit_code");
-	msgpack_pack_int32(pk, exit_code);
+	struct artifact_record run = { 0 };
+
+	artifact_record__set_version(&run, "0.1.0");
+	artifact_record__set_command(&run, command);
+	artifact_record__set_root_pid(&run, root_pid);
+	artifact_record__set_start(&run, start);
+	artifact_record__set_end(&run, end);
+	artifact_record__set_drops(&run, (struct artifact_drops){ .events = drops });
+	artifact_record__set_exit_code(&run, exit_code);
+	artifact__pack_meta(pk, &run);
 }
 
 static inline void test_pack_process(msgpack_packer *pk, int32_t pid, int32_t ppid,
 				     const char *comm, const char *exe,
 				     int32_t exit_code)
 {
-	msgpack_pack_map(pk, 5 + (exe != NULL));
-	pack_key(pk, "type");
-	pack_str(pk, "Process");
-	pack_key(pk, "pid");
-	msgpack_pack_int32(pk, pid);
-	pack_key(pk, "ppid");
-	msgpack_pack_int32(pk, ppid);
-	pack_key(pk, "comm");
-	pack_str(pk, comm);
-	if (exe) {
-		pack_key(pk, "exe");
-		pack_str(pk, exe);
-	}
-	pack_key(pk, "exit_code");
-	msgpack_pack_int32(pk, exit_code);
+	struct artifact_record r = { .type = ARTIFACT_PROCESS };
+
+	artifact_record__set_pid(&r, pid);
+	artifact_record__set_ppid(&r, ppid);
+	artifact_record__set_comm(&r, comm);
+	if (exe)
+		artifact_record__set_exe(&r, exe);
+	artifact_record__set_exit_code(&r, exit_code);
+	artifact_record__pack(pk, &r);
 }
 
 static inline struct mt_alloc_event test_event(uint32_t kind, uint32_t pid,

@@ -30,7 +30,7 @@ static void pack_with_msgpack_c(msgpack_sbuffer *sb, const struct mt_alloc_event
 	pack_key(&pk, "addr");
 	msgpack_pack_uint64(&pk, e->addr);
 	pack_key(&pk, "type");
-	pack_str(&pk, mt_kind__name(e->kind));
+	pack_str(&pk, artifact__kind_name(e->kind));
 	if (has_size) {
 		pack_key(&pk, "size");
 		msgpack_pack_uint64(&pk, e->size);
@@ -99,7 +99,7 @@ static void test_every_kind(void)
 	uint32_t kind;
 
 	for (kind = 0; kind < MT_KIND_MAX; kind++) {
-		if (!mt_kind__name(kind))
+		if (!artifact__kind_name(kind))
 			continue;
 		e.kind = kind;
 		e.stack = 0;

@@ -52,6 +52,7 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	btf__add_field(btf, NULL, uni, 128, 0);			/* tgid: 16 + 8 */
 	btf__add_field(btf, "exit_code", ty->i32, 256, 0);
 	btf__add_field(btf, "signal", ty->ptr, 320, 0);
+	btf__add_field(btf, "mm", ty->ptr, 384, 0);
 }
 
 static void add_other_structs(struct btf *btf, const struct types *ty, bool with_vma)
@@ -74,6 +75,8 @@ static void add_other_structs(struct btf *btf, const struct types *ty, bool with
 	btf__add_field(btf, "i_ino", ty->i64, 320, 0);
 	btf__add_struct(btf, "super_block", 24);
 	btf__add_field(btf, "s_dev", ty->i32, 128, 0);
+	btf__add_struct(btf, "mm_struct", 64);
+	btf__add_field(btf, "start_stack", ty->i64, 256, 0);
 	if (with_vma) {
 		btf__add_struct(btf, "vm_area_struct", 128);
 		btf__add_field(btf, "vm_file", ty->ptr, 64 * 8, 0);
@@ -109,6 +112,8 @@ static void test_offsets(void)
 	CHECK_U64(ko.inode_ino, 40, "inode.i_ino");
 	CHECK_U64(ko.sb_dev, 16, "super_block.s_dev");
 	CHECK_U64(ko.vma_file, 64, "vm_area_struct.vm_file");
+	CHECK_U64(ko.task_mm, 48, "task_struct.mm");
+	CHECK_U64(ko.mm_start_stack, 32, "mm_struct.start_stack");
 	btf__free(btf);
 }
 

@@ -79,21 +79,13 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	size_t i;
 
 	if (a->meta) {
-		msgpack_pack_map(pk, 5 + a->attached);
-		pack_key(pk, "type");
-		pack_str(pk, "Meta");
-		pack_key(pk, "format");
-		msgpack_pack_uint32(pk, 1);
-		pack_key(pk, "tool");
-		pack_str(pk, "memtrack");
-		pack_key(pk, "command");
-		pack_str(pk, "./app");
-		pack_key(pk, "root_pid");
-		msgpack_pack_int32(pk, 10);
-		if (a->attached) {
-			pack_key(pk, "attached");
-			msgpack_pack_true(pk);
-		}
+		struct artifact_record run = { 0 };
+
+		artifact_record__set_command(&run, "./app");
+		artifact_record__set_root_pid(&run, 10);
+		if (a->attached)
+			artifact_record__set_attached(&run, true);
+		artifact__pack_meta(pk, &run);
 	}
 	/* frames after the stacks that name them: any order must do */
 	for (i = 0; i < a->nr_stacks; i++)

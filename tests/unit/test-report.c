@@ -7,7 +7,9 @@
  *
  * `test-report --write <dir>` writes the same artifacts into <dir> for the
  * shell tests (tests/shell/report_*.sh): single.msgpack, tree.msgpack,
- * codspeed.msgpack, truncated.msgpack, garbage.msgpack, empty.msgpack.
+ * codspeed.msgpack (no header, no trailer), nothing.msgpack (a run without
+ * events), truncated.msgpack (cut inside the trailer), killed.msgpack (cut
+ * before it), garbage.msgpack, empty.msgpack (0 bytes), run.jsonl.
  */
 #include "util/artifact.h"
 #include "util/report-summary.h"
@@ -319,33 +321,59 @@ static void test_timeline(void)
 
 /* ---- artifacts for the shell tests -------------------------------------- */
 
+static void pack_nothing_trailer(msgpack_packer *pk, void *arg)
+{
+	(void)arg;
+	test_pack_meta(pk, "true", 40, T0, T0 + SEC, 0, 0);
+}
+
+/* the tree cut in the middle of its last frame, the trailer, and before it */
+static int write_cut_trees(const char *dir, const char *tree)
+{
+	static const char jsonl[] = "{\"k\":\"ring_open\",\"t\":1,\"ring\":\"events\"}\n";
+	size_t len, trailer;
+	unsigned char *buf = test_read_file(tree, &len);
+	char path[1024];
+	int err;
+
+	if (!buf)
+		return -EIO;
+	/* the trailer is the last frame: the first one that holds no event */
+	for (trailer = 0; trailer < len; ) {
+		size_t n = ZSTD_findFrameCompressedSize(buf + trailer, len - trailer);
+
+		if (ZSTD_isError(n) || trailer + n == len)
+			break;
+		trailer += n;
+	}
+	snprintf(path, sizeof(path), "%s/truncated.msgpack", dir);
+	err = test_write_bytes(path, buf, len - 10);
+	snprintf(path, sizeof(path), "%s/killed.msgpack", dir);
+	err = err ?: test_write_bytes(path, buf, trailer);
+	snprintf(path, sizeof(path), "%s/run.jsonl", dir);
+	err = err ?: test_write_bytes(path, jsonl, sizeof(jsonl) - 1);
+	free(buf);
+	return err;
+}
+
 static int write_all_samples(const char *dir)
 {
-	char path[1024], cut[1024];
-	unsigned char *buf;
-	size_t len;
+	char path[1024];
 	int err;
 
 	snprintf(path, sizeof(path), "%s/single.msgpack", dir);
 	err = write_single(path);
 	snprintf(path, sizeof(path), "%s/codspeed.msgpack", dir);
-	err = err ?: test_write_artifact(path, single, ARRAY_SIZE(single), 5, NULL, NULL);
+	err = err ?: test_write_codspeed(path, single, ARRAY_SIZE(single));
+	snprintf(path, sizeof(path), "%s/nothing.msgpack", dir);
+	err = err ?: test_write_artifact(path, NULL, 0, 0, pack_nothing_trailer, NULL);
 	snprintf(path, sizeof(path), "%s/empty.msgpack", dir);
 	err = err ?: test_write_bytes(path, "", 0);
 	snprintf(path, sizeof(path), "%s/garbage.msgpack", dir);
 	err = err ?: test_write_bytes(path, "this is not an artifact\n", 24);
 	snprintf(path, sizeof(path), "%s/tree.msgpack", dir);
 	err = err ?: write_tree(path);
-	if (err)
-		return err;
-	/* the tree cut in the middle of its last frame: the trailer */
-	buf = test_read_file(path, &len);
-	if (!buf)
-		return -EIO;
-	snprintf(cut, sizeof(cut), "%s/truncated.msgpack", dir);
-	err = test_write_bytes(cut, buf, len - 10);
-	free(buf);
-	return err;
+	return err ?: write_cut_trees(dir, path);
 }
 
 int main(int argc, char **argv)

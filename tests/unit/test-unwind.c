@@ -77,13 +77,16 @@ static void make_stack(struct fake_stack *st)
 	st->words[6] = IN_C;
 }
 
+static uint64_t outer_cfa;
+
 static unsigned int unwind(struct fake_stack *st, uint64_t *ips, int *calls)
 {
 	__u64 out[8];
 	unsigned int n, i;
 
 	*calls = 0;
-	n = unwind_raw_stack(&st->rec, (const uint8_t *)st->words, fake_rules, calls, out, 8);
+	n = unwind_raw_stack(&st->rec, (const uint8_t *)st->words, fake_rules, calls, out, 8,
+			     &outer_cfa);
 	for (i = 0; i < n; i++)
 		ips[i] = out[i];
 	return n;
@@ -103,6 +106,7 @@ static void test_three_kinds_of_frames(void)
 	CHECK_U64(ips[1], IN_B, "through a pushed rbp");
 	CHECK_U64(ips[2], IN_C, "through a frame pointer");
 	CHECK_U64(calls, 4, "one rule per frame, the last one ending it");
+	CHECK_U64(outer_cfa, SP + 7 * 8 + 8, "the outermost frame's CFA: what a copy needs");
 }
 
 static void test_stops_at_the_copy_end(void)
@@ -114,6 +118,7 @@ static void test_stops_at_the_copy_end(void)
 	make_stack(&st);
 	st.rec.size = 6 * 8;	/* b's return address, at [6], was not copied */
 	CHECK_U64(unwind(&st, ips, &calls), 2, "frames of a short copy");
+	CHECK_U64(outer_cfa, 0, "a short copy tells no outermost frame");
 	st.rec.size = 0;
 	CHECK_U64(unwind(&st, ips, &calls), 0, "frames of an empty copy");
 }

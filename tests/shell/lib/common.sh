@@ -8,6 +8,8 @@ WORKLOADS=${WORKLOADS:-$TOP/tests/workloads}
 failures=0
 # through sudo or not, commands run as root: track_sudo sets these itself
 unset SUDO_UID SUDO_GID SUDO_USER
+# debug files come from the tests' own directories and servers, never the network's
+unset DEBUGINFOD_URLS MEMTRACK_DEBUG_DIRS
 
 skip() {
 	echo "[Skip] $*"
@@ -73,6 +75,26 @@ write_samples() {
 	fi
 	mkdir -p "$2"
 	"$gen" --write "$2" >/dev/null
+}
+
+# cxx_inline_chain <artifact> [<report options>...]: the frames of cxx_inline's
+# site of 7 calls, innermost first, one a line: "symbol [(inlined)] file:line"
+cxx_inline_chain() {
+	local art=$1
+	shift
+	"$MEMTRACK" report --json --stack-depth 4 "$@" "$art" | jq -r '.sites[] |
+		select(.calls == 7) | .frames[] | "\(.symbol)\(if .inlined then " (inlined)"
+		else "" end) \(.file // "-" | split("/") | last):\(.line // 0)"'
+}
+
+# cxx_inline_expected: that chain as cxx_inline.cc's markers place it
+cxx_inline_expected() {
+	local src=$WORKLOADS/cxx_inline.cc
+	line() { grep -n "$1" "$src" | cut -d: -f1; }
+	echo "app::make_block(unsigned long) (inlined) cxx_inline.cc:$(line CXX_INLINE_MALLOC_LINE)"
+	echo "app::pool<app::item>::grow(unsigned long) cxx_inline.cc:$(line CXX_INLINE_GROW_LINE)"
+	echo "app::run(int) cxx_inline.cc:$(line CXX_INLINE_RUN_LINE)"
+	echo "main cxx_inline.cc:$(line CXX_INLINE_MAIN_LINE)"
 }
 
 finish() {

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The functions the shim interposes: the C allocator family and C++'s
+ * operator new and delete.  Each records one event per call of the
+ * program's, with the fields and rules of the BPF path: no event for a
+ * failed call or for free(NULL); a call made from inside another allocator
+ * call (operator new calling malloc, a realloc calling malloc) is not a
+ * call of the program's and passes through.  An allocation's time is taken
+ * after the call returns, a free's before it is made (and a realloc's
+ * before: it frees), so that a free always comes before the allocation
+ * that reuses its address.
+ *
+ * jemalloc's, mimalloc's and tcmalloc's own entry points are not exported
+ * here (a program that probes for mallocx would think jemalloc loaded):
+ * memtrack traces processes that use them with BPF, or probes those entry
+ * points alone in a process that loads them late.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/memtrack.h"
+#include "shim.h"
+
+#define EXPORT	__attribute__((visibility("default")))
+
+enum next_fn {
+	/* C: the executable defining one of these shadows the shim */
+	F_MALLOC, F_FREE, F_CALLOC, F_REALLOC, F_REALLOCARRAY, F_ALIGNED_ALLOC,
+	F_MEMALIGN, F_POSIX_MEMALIGN, F_VALLOC, F_PVALLOC,
+	F_C_FAMILY,
+	/* C++ */
+	F_NEW = F_C_FAMILY, F_NEW_ARRAY, F_NEW_NOTHROW, F_NEW_ARRAY_NOTHROW,
+	F_NEW_ALIGNED, F_NEW_ARRAY_ALIGNED, F_NEW_ALIGNED_NOTHROW, F_NEW_ARRAY_ALIGNED_NOTHROW,
+	F_DELETE, F_DELETE_ARRAY, F_DELETE_SIZED, F_DELETE_ARRAY_SIZED,
+	F_DELETE_NOTHROW, F_DELETE_ARRAY_NOTHROW, F_DELETE_ALIGNED, F_DELETE_ARRAY_ALIGNED,
+	F_DELETE_SIZED_ALIGNED, F_DELETE_ARRAY_SIZED_ALIGNED,
+	F_DELETE_ALIGNED_NOTHROW, F_DELETE_ARRAY_ALIGNED_NOTHROW,
+	F_DLCLOSE,
+	F_MAX,
+};
+
+static struct shim_next_sym next[F_MAX] = {
+	[F_MALLOC] = { "malloc" },
+	[F_FREE] = { "free" },
+	[F_CALLOC] = { "calloc" },
+	[F_REALLOC] = { "realloc" },
+	[F_REALLOCARRAY] = { "reallocarray" },
+	[F_ALIGNED_ALLOC] = { "aligned_alloc" },
+	[F_MEMALIGN] = { "memalign" },
+	[F_POSIX_MEMALIGN] = { "posix_memalign" },
+	[F_VALLOC] = { "valloc" },
+	[F_PVALLOC] = { "pvalloc" },
+	[F_NEW] = { "_Znwm" },
+	[F_NEW_ARRAY] = { "_Znam" },
+	[F_NEW_NOTHROW] = { "_ZnwmRKSt9nothrow_t" },
+	[F_NEW_ARRAY_NOTHROW] = { "_ZnamRKSt9nothrow_t" },
+	[F_NEW_ALIGNED] = { "_ZnwmSt11align_val_t" },
+	[F_NEW_ARRAY_ALIGNED] = { "_ZnamSt11align_val_t" },
+	[F_NEW_ALIGNED_NOTHROW] = { "_ZnwmSt11align_val_tRKSt9nothrow_t" },
+	[F_NEW_ARRAY_ALIGNED_NOTHROW] = { "_ZnamSt11align_val_tRKSt9nothrow_t" },
+	[F_DELETE] = { "_ZdlPv" },
+	[F_DELETE_ARRAY] = { "_ZdaPv" },
+	[F_DELETE_SIZED] = { "_ZdlPvm" },
+	[F_DELETE_ARRAY_SIZED] = { "_ZdaPvm" },
+	[F_DELETE_NOTHROW] = { "_ZdlPvRKSt9nothrow_t" },
+	[F_DELETE_ARRAY_NOTHROW] = { "_ZdaPvRKSt9nothrow_t" },
+	[F_DELETE_ALIGNED] = { "_ZdlPvSt11align_val_t" },
+	[F_DELETE_ARRAY_ALIGNED] = { "_ZdaPvSt11align_val_t" },
+	[F_DELETE_SIZED_ALIGNED] = { "_ZdlPvmSt11align_val_t" },
+	[F_DELETE_ARRAY_SIZED_ALIGNED] = { "_ZdaPvmSt11align_val_t" },
+	[F_DELETE_ALIGNED_NOTHROW] = { "_ZdlPvSt11align_val_tRKSt9nothrow_t" },
+	[F_DELETE_ARRAY_ALIGNED_NOTHROW] = { "_ZdaPvSt11align_val_tRKSt9nothrow_t" },
+	[F_DLCLOSE] = { "dlclose" },
+};
+
+static bool resolved;
+
+static void resolve(void)
+{
+	shim_lookup_next(next, F_MAX, (const void *)resolve);
+	__atomic_store_n(&resolved, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * The next definition of f.  One not loaded at start (libstdc++ dlopen'd
+ * by a plugin) is looked up again when first needed.
+ */
+static void *next_fn(enum next_fn f)
+{
+	if (unlikely(!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)))
+		resolve();
+	if (unlikely(!next[f].addr)) {
+		resolve();
+		if (!next[f].addr) {
+			shim_warn("no definition to forward to: ", next[f].name);
+			abort();
+		}
+	}
+	return next[f].addr;
+}
+
+uint32_t shim_hello_flags(void)
+{
+	uint32_t flags = 0;
+	int f;
+
+	if (!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
+		resolve();
+	for (f = 0; f < F_C_FAMILY; f++)
+		if (next[f].shadowed)
+			flags |= SHIM_SHADOWED;
+	if (!next[F_MALLOC].addr || !next[F_FREE].addr)
+		flags |= SHIM_NO_NEXT;
+	return flags;
+}
+
+/* the thread, when this call is the program's to record */
+static inline struct shim_thread *enter(void)
+{
+	return shim_thread();
+}
+
+/* a call made inside this one passes through unrecorded (new calling malloc ...) */
+#define NESTED(t, call)		\
+	({			\
+		(t)->depth++;	\
+		__auto_type __r = (call); \
+		(t)->depth--;	\
+		__r;		\
+	})
+#define NESTED_VOID(t, call)	\
+	do {			\
+		(t)->depth++;	\
+		call;		\
+		(t)->depth--;	\
+	} while (0)
+
+typedef void *alloc1_fn(size_t);
+typedef void *alloc2_fn(size_t, size_t);
+typedef void free_fn(void *);
+
+/* one size argument, a pointer or NULL back: malloc, valloc, operator new ... */
+static inline void *alloc_size(enum next_fn f, uint32_t kind, size_t size)
+{
+	struct shim_thread *t = enter();
+	uint32_t stack;
+	void *p;
+
+	if (!t)
+		return ((alloc1_fn *)next_fn(f))(size);
+	p = NESTED(t, ((alloc1_fn *)next_fn(f))(size));
+	if (p) {
+		stack = shim_stack_id(t);
+		shim_record_alloc(t, kind, p, size, stack);
+	}
+	return p;
+}
+
+/* (align, size) or (size, align) -> AlignedAlloc of size */
+static inline void *alloc_aligned(enum next_fn f, size_t a0, size_t a1, size_t size)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((alloc2_fn *)next_fn(f))(a0, a1);
+	p = NESTED(t, ((alloc2_fn *)next_fn(f))(a0, a1));
+	if (p)
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
+static inline void free_ptr(enum next_fn f, void *p)
+{
+	struct shim_thread *t = p ? enter() : NULL;
+
+	if (!t) {
+		((free_fn *)next_fn(f))(p);
+		return;
+	}
+	shim_record_free(t, p);
+	NESTED_VOID(t, ((free_fn *)next_fn(f))(p));
+}
+
+EXPORT void *malloc(size_t size)
+{
+	return alloc_size(F_MALLOC, MT_MALLOC, size);
+}
+
+EXPORT void free(void *p)
+{
+	free_ptr(F_FREE, p);
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((alloc2_fn *)next_fn(F_CALLOC))(n, size);
+	p = NESTED(t, ((alloc2_fn *)next_fn(F_CALLOC))(n, size));
+	if (p)
+		shim_record_alloc(t, MT_CALLOC, p, n * size, shim_stack_id(t));
+	return p;
+}
+
+typedef void *realloc_fn(void *, size_t);
+typedef void *reallocarray_fn(void *, size_t, size_t);
+
+EXPORT void *realloc(void *old, size_t size)
+{
+	struct shim_thread *t = enter();
+	struct shim_pending pend;
+	void *p;
+
+	if (!t)
+		return ((realloc_fn *)next_fn(F_REALLOC))(old, size);
+	shim_realloc_begin(t, &pend, old, shim_stack_id(t));
+	p = NESTED(t, ((realloc_fn *)next_fn(F_REALLOC))(old, size));
+	shim_realloc_end(&pend, p, size);
+	return p;
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+	struct shim_thread *t = enter();
+	struct shim_pending pend;
+	void *p;
+
+	if (!t)
+		return ((reallocarray_fn *)next_fn(F_REALLOCARRAY))(old, n, size);
+	shim_realloc_begin(t, &pend, old, shim_stack_id(t));
+	p = NESTED(t, ((reallocarray_fn *)next_fn(F_REALLOCARRAY))(old, n, size));
+	shim_realloc_end(&pend, p, n * size);
+	return p;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	return alloc_aligned(F_ALIGNED_ALLOC, align, size, size);
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	return alloc_aligned(F_MEMALIGN, align, size, size);
+}
+
+EXPORT void *valloc(size_t size)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((alloc1_fn *)next_fn(F_VALLOC))(size);
+	p = NESTED(t, ((alloc1_fn *)next_fn(F_VALLOC))(size));
+	if (p)
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((alloc1_fn *)next_fn(F_PVALLOC))(size);
+	p = NESTED(t, ((alloc1_fn *)next_fn(F_PVALLOC))(size));
+	if (p)
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
+typedef int posix_memalign_fn(void **, size_t, size_t);
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	struct shim_thread *t = enter();
+	int err;
+
+	if (!t)
+		return ((posix_memalign_fn *)next_fn(F_POSIX_MEMALIGN))(out, align, size);
+	err = NESTED(t, ((posix_memalign_fn *)next_fn(F_POSIX_MEMALIGN))(out, align, size));
+	if (!err && *out)
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, *out, size, shim_stack_id(t));
+	return err;
+}
+
+/* C++: std::nothrow_t and std::align_val_t as the ABI passes them */
+typedef struct { char c; } nothrow_t;
+typedef size_t align_val_t;
+
+typedef void *new_nothrow_fn(size_t, const nothrow_t *);
+typedef void *new_aligned_fn(size_t, align_val_t);
+typedef void *new_aligned_nothrow_fn(size_t, align_val_t, const nothrow_t *);
+
+static const nothrow_t nothrow;
+
+/*
+ * The throwing operator new is called as the nothrow one: no exception may
+ * leave a call of ours with the thread's depth raised (the shim has no
+ * unwinding cleanups).  When that fails, the throwing one is called outside
+ * it, to throw what the program expects (or get memory after all, then
+ * counted by the malloc inside it).
+ */
+static inline void *new_throwing(enum next_fn f, enum next_fn f_nothrow, size_t size)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((alloc1_fn *)next_fn(f))(size);
+	p = NESTED(t, ((new_nothrow_fn *)next_fn(f_nothrow))(size, &nothrow));
+	if (!p)
+		return ((alloc1_fn *)next_fn(f))(size);
+	shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
+EXPORT void *_Znwm(size_t size)
+{
+	return new_throwing(F_NEW, F_NEW_NOTHROW, size);
+}
+
+EXPORT void *_Znam(size_t size)
+{
+	return new_throwing(F_NEW_ARRAY, F_NEW_ARRAY_NOTHROW, size);
+}
+
+static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((new_nothrow_fn *)next_fn(f))(size, nt);
+	p = NESTED(t, ((new_nothrow_fn *)next_fn(f))(size, nt));
+	if (p)
+		shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *nt)
+{
+	return new_nothrow(F_NEW_NOTHROW, size, nt);
+}
+
+EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *nt)
+{
+	return new_nothrow(F_NEW_ARRAY_NOTHROW, size, nt);
+}
+
+/* the same for the aligned one */
+static inline void *new_aligned_throwing(enum next_fn f, enum next_fn f_nothrow, size_t size,
+					 align_val_t align)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((new_aligned_fn *)next_fn(f))(size, align);
+	p = NESTED(t, ((new_aligned_nothrow_fn *)next_fn(f_nothrow))(size, align, &nothrow));
+	if (!p)
+		return ((new_aligned_fn *)next_fn(f))(size, align);
+	shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
+EXPORT void *_ZnwmSt11align_val_t(size_t size, align_val_t align)
+{
+	return new_aligned_throwing(F_NEW_ALIGNED, F_NEW_ALIGNED_NOTHROW, size, align);
+}
+
+EXPORT void *_ZnamSt11align_val_t(size_t size, align_val_t align)
+{
+	return new_aligned_throwing(F_NEW_ARRAY_ALIGNED, F_NEW_ARRAY_ALIGNED_NOTHROW, size, align);
+}
+
+static inline void *new_aligned_nothrow(enum next_fn f, size_t size, align_val_t align,
+					const nothrow_t *nt)
+{
+	struct shim_thread *t = enter();
+	void *p;
+
+	if (!t)
+		return ((new_aligned_nothrow_fn *)next_fn(f))(size, align, nt);
+	p = NESTED(t, ((new_aligned_nothrow_fn *)next_fn(f))(size, align, nt));
+	if (p)
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+	return p;
+}
+
+EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
+						const nothrow_t *nt)
+{
+	return new_aligned_nothrow(F_NEW_ALIGNED_NOTHROW, size, align, nt);
+}
+
+EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
+						const nothrow_t *nt)
+{
+	return new_aligned_nothrow(F_NEW_ARRAY_ALIGNED_NOTHROW, size, align, nt);
+}
+
+/* operator delete: every variant is one Free; its extra arguments pass through */
+typedef void delete2_fn(void *, size_t);
+typedef void delete3_fn(void *, size_t, size_t);
+typedef void delete_nothrow_fn(void *, const nothrow_t *);
+typedef void delete_aligned_nothrow_fn(void *, align_val_t, const nothrow_t *);
+
+#define DELETE_BODY(call)						\
+	struct shim_thread *t = p ? enter() : NULL;			\
+									\
+	if (!t) {							\
+		call;							\
+		return;							\
+	}								\
+	shim_record_free(t, p);						\
+	NESTED_VOID(t, call)
+
+EXPORT void _ZdlPv(void *p)
+{
+	DELETE_BODY(((free_fn *)next_fn(F_DELETE))(p));
+}
+
+EXPORT void _ZdaPv(void *p)
+{
+	DELETE_BODY(((free_fn *)next_fn(F_DELETE_ARRAY))(p));
+}
+
+EXPORT void _ZdlPvm(void *p, size_t size)
+{
+	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_SIZED))(p, size));
+}
+
+EXPORT void _ZdaPvm(void *p, size_t size)
+{
+	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_ARRAY_SIZED))(p, size));
+}
+
+EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const nothrow_t *nt)
+{
+	DELETE_BODY(((delete_nothrow_fn *)next_fn(F_DELETE_NOTHROW))(p, nt));
+}
+
+EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const nothrow_t *nt)
+{
+	DELETE_BODY(((delete_nothrow_fn *)next_fn(F_DELETE_ARRAY_NOTHROW))(p, nt));
+}
+
+EXPORT void _ZdlPvSt11align_val_t(void *p, align_val_t align)
+{
+	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_ALIGNED))(p, align));
+}
+
+EXPORT void _ZdaPvSt11align_val_t(void *p, align_val_t align)
+{
+	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_ARRAY_ALIGNED))(p, align));
+}
+
+EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t size, align_val_t align)
+{
+	DELETE_BODY(((delete3_fn *)next_fn(F_DELETE_SIZED_ALIGNED))(p, size, align));
+}
+
+EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t size, align_val_t align)
+{
+	DELETE_BODY(((delete3_fn *)next_fn(F_DELETE_ARRAY_SIZED_ALIGNED))(p, size, align));
+}
+
+EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
+						const nothrow_t *nt)
+{
+	DELETE_BODY(((delete_aligned_nothrow_fn *)next_fn(F_DELETE_ALIGNED_NOTHROW))(p, align, nt));
+}
+
+EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
+						const nothrow_t *nt)
+{
+	DELETE_BODY(((delete_aligned_nothrow_fn *)next_fn(F_DELETE_ARRAY_ALIGNED_NOTHROW))(p, align, nt));
+}
+
+typedef int dlclose_fn(void *);
+
+/* an unloaded library's code and unwind tables are gone: the unwinder forgets them */
+EXPORT int dlclose(void *handle)
+{
+	int ret = ((dlclose_fn *)next_fn(F_DLCLOSE))(handle);
+
+	shim_cfi_forget();
+	return ret;
+}
+
+__attribute__((constructor)) static void shim_start(void)
+{
+	/* a process that allocates nothing still joins: memtrack learns it took the shim */
+	shim_thread();
+}

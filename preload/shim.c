@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The preload shim's process and thread state: the connection to memtrack,
+ * the per-thread rings, and writing records into them.
+ *
+ * Nothing here allocates through the traced allocator: memory comes from
+ * mmap, strings are read with read(2), messages written with write(2).
+ *
+ * Fork.  The process state lives in a page mapped MADV_WIPEONFORK, so a
+ * child (however it forked: fork(), clone(), a raw syscall) finds it zeroed
+ * and starts afresh with a connection and rings of its own; the parent's
+ * rings are MADV_DONTFORK and absent from the child.  A vfork child shares
+ * the parent's memory and thread state: its calls land in the parent's ring
+ * and count as the parent's, whose memory they are.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/memtrack.h"
+#include "shim.h"
+
+#define INERT_EPOCH		(~0ULL)
+#define REPLY_TIMEOUT_S		30
+#define WAIT_SLICE_NS		(100 * 1000 * 1000)
+#define DEFAULT_RING_SIZE	(1U << 20)
+
+enum proc_state { PROC_NEW, PROC_ACTIVE, PROC_INERT };
+
+/* in a MADV_WIPEONFORK page: all zero in a forked child */
+struct shim_proc {
+	uint64_t epoch;
+	uint32_t state;
+	uint32_t lock;
+	int sock;
+	uint32_t pad;
+	uint64_t sock_ino;	/* to tell our socket from a reused fd number */
+	const struct shim_control *ctl;
+	struct shim_ring_hdr **rings;	/* this incarnation's, for unmapping when released */
+	uint32_t nrings, rings_cap;
+};
+
+__thread struct shim_thread shim_self __attribute__((tls_model("initial-exec")));
+uint64_t *shim_epoch;
+uint32_t shim_call_graph;
+
+static struct shim_proc *proc;
+static uint64_t epochs;			/* counts incarnations, across forks */
+static char sock_name[SHIM_NAME_MAX];	/* survives fork: the child reconnects */
+static int sock_name_len = -1;
+static long page_size;
+static int last_sock = -1;		/* survives fork: a child closes its parent's */
+static uint64_t last_sock_ino;
+
+void shim_warn(const char *a, const char *b)
+{
+	struct iovec iov[4] = {
+		{ (void *)"memtrack preload: ", 18 },
+		{ (void *)a, strlen(a) },
+		{ (void *)b, b ? strlen(b) : 0 },
+		{ (void *)"\n", 1 },
+	};
+
+	if (writev(STDERR_FILENO, iov, 4) < 0)
+		return;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static long futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
+static void lock(uint32_t *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static struct shim_proc *proc_page(void)
+{
+	struct shim_proc *p = __atomic_load_n(&proc, __ATOMIC_ACQUIRE), *expected = NULL;
+
+	if (p)
+		return p;
+	page_size = sysconf(_SC_PAGESIZE);
+	p = shim_mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (madvise(p, page_size, MADV_WIPEONFORK)) {
+		shim_munmap(p, page_size);
+		return NULL;	/* without it a child would write into its parent's rings */
+	}
+	if (!__atomic_compare_exchange_n(&proc, &expected, p, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		shim_munmap(p, page_size);
+		return expected;
+	}
+	shim_epoch = &p->epoch;
+	return p;
+}
+
+/* MEMTRACK_SHIM from the environment the process started with (unsetenv cannot hide it) */
+static int read_sock_name(void)
+{
+	static const char key[] = MEMTRACK_SHIM_ENV "=";
+	char buf[4096];
+	size_t have = 0, keylen = sizeof(key) - 1;
+	int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		char *end, *s = buf;
+
+		n = read(fd, buf + have, sizeof(buf) - have);
+		if (n <= 0)
+			break;
+		have += n;
+		while ((end = memchr(s, 0, buf + have - s))) {
+			if (end - s > (long)keylen && !memcmp(s, key, keylen) &&
+			    end - s - keylen < sizeof(sock_name)) {
+				memcpy(sock_name, s + keylen, end - s - keylen);
+				close(fd);
+				return end - s - keylen;
+			}
+			s = end + 1;
+		}
+		/* keep the unfinished entry; one longer than the buffer is not ours */
+		have = buf + have - s;
+		memmove(buf, s, have);
+		if (have == sizeof(buf))
+			have = 0;
+	}
+	close(fd);
+	return -1;
+}
+
+static uint64_t fd_ino(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? 0 : st.st_ino;
+}
+
+static int connect_to_memtrack(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
+	int fd;
+
+	if (sock_name_len < 0)
+		sock_name_len = read_sock_name();
+	if (sock_name_len <= 0)
+		return -1;
+	memcpy(addr.sun_path + 1, sock_name, sock_name_len);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&addr,
+		    offsetof(struct sockaddr_un, sun_path) + 1 + sock_name_len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* the reply: one byte, and with SHIM_ACCEPT the control page's fd */
+static char receive_reply(int sock, int *ctl_fd)
+{
+	char byte = SHIM_REJECT, control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *c;
+
+	*ctl_fd = -1;
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return SHIM_REJECT;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(ctl_fd, CMSG_DATA(c), sizeof(int));
+	return byte;
+}
+
+static const struct shim_control *map_control(int fd)
+{
+	const struct shim_control *ctl;
+
+	if (fd < 0)
+		return NULL;
+	ctl = shim_mmap(NULL, page_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (ctl == MAP_FAILED || ctl->magic != SHIM_MAGIC)
+		return NULL;
+	madvise((void *)ctl, page_size, MADV_DONTFORK);	/* a child gets its own */
+	return ctl;
+}
+
+extern uint32_t shim_hello_flags(void) SHIM_HIDDEN;
+
+/* says hello; true when memtrack takes this process's records */
+static bool join_memtrack(struct shim_proc *p, uint32_t tid)
+{
+	struct shim_hello hello = {
+		.msg = SHIM_HELLO, .magic = SHIM_MAGIC, .version = SHIM_VERSION,
+		.flags = shim_hello_flags(), .tid = tid,
+	};
+	int sock = connect_to_memtrack(), ctl_fd;
+
+	if (sock < 0)
+		return false;
+	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
+	    receive_reply(sock, &ctl_fd) != SHIM_ACCEPT ||
+	    !(p->ctl = map_control(ctl_fd))) {
+		close(sock);
+		return false;
+	}
+	p->sock = sock;
+	p->sock_ino = fd_ino(sock);
+	last_sock = sock;
+	last_sock_ino = p->sock_ino;
+	shim_call_graph = p->ctl->call_graph;
+	if (shim_call_graph != MT_CALL_GRAPH_NO)
+		shim_stack_init();
+	return true;
+}
+
+static void go_inert(struct shim_proc *p)
+{
+	p->state = PROC_INERT;
+	__atomic_store_n(&p->epoch, INERT_EPOCH, __ATOMIC_RELEASE);
+}
+
+static void proc_init(struct shim_proc *p, uint32_t tid)
+{
+	lock(&p->lock);
+	if (p->state == PROC_NEW) {
+		/* a forked child holds its parent's connection: not ours to use */
+		if (last_sock >= 0 && fd_ino(last_sock) == last_sock_ino)
+			close(last_sock);
+		last_sock = -1;
+		if (join_memtrack(p, tid)) {
+			p->state = PROC_ACTIVE;
+			__atomic_store_n(&p->epoch, ++epochs, __ATOMIC_RELEASE);
+		} else {
+			go_inert(p);
+		}
+	}
+	unlock(&p->lock);
+}
+
+/* the connection, checked: the program may have closed our fd and reused its number */
+static int proc_socket(struct shim_proc *p)
+{
+	if (p->sock > 0 && fd_ino(p->sock) == p->sock_ino)
+		return p->sock;
+	p->sock = connect_to_memtrack();
+	p->sock_ino = p->sock >= 0 ? fd_ino(p->sock) : 0;
+	last_sock = p->sock;
+	last_sock_ino = p->sock_ino;
+	return p->sock;
+}
+
+static void unmap_ring(struct shim_ring_hdr *h, uint64_t size)
+{
+	shim_munmap(h, SHIM_HDR_SIZE + 2 * size);
+}
+
+/*
+ * Rings of threads that have exited, once memtrack has drained them, are
+ * unmapped here; the new ring takes a place in the list.  Under p->lock.
+ */
+static bool remember_ring(struct shim_proc *p, struct shim_ring_hdr *h)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < p->nrings; i++) {
+		struct shim_ring_hdr *r = p->rings[i];
+
+		if (__atomic_load_n(&r->released, __ATOMIC_ACQUIRE))
+			unmap_ring(r, r->size);
+		else
+			p->rings[kept++] = r;
+	}
+	p->nrings = kept;
+	if (p->nrings == p->rings_cap) {
+		size_t old = p->rings_cap * sizeof(*p->rings), size = old ? 2 * old : (size_t)page_size;
+		void *a = old ? shim_mremap(p->rings, old, size, MREMAP_MAYMOVE) :
+				shim_mmap(NULL, size, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (a == MAP_FAILED || madvise(a, size, MADV_DONTFORK))
+			return false;
+		p->rings = a;
+		p->rings_cap = size / sizeof(*p->rings);
+	}
+	p->rings[p->nrings++] = h;
+	return true;
+}
+
+/* header page, then the data area twice: a record never wraps */
+static void *map_ring(int fd, uint64_t size)
+{
+	uint8_t *base = shim_mmap(NULL, SHIM_HDR_SIZE + 2 * size, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (base == MAP_FAILED)
+		return NULL;
+	if (shim_mmap(base, SHIM_HDR_SIZE + size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0) == MAP_FAILED ||
+	    shim_mmap(base + SHIM_HDR_SIZE + size, size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, SHIM_HDR_SIZE) == MAP_FAILED ||
+	    madvise(base, SHIM_HDR_SIZE + 2 * size, MADV_DONTFORK)) {
+		shim_munmap(base, SHIM_HDR_SIZE + 2 * size);
+		return NULL;
+	}
+	return base;
+}
+
+static int create_ring_fd(uint64_t size)
+{
+	int fd = memfd_create("memtrack-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	/* sealed: memtrack maps it too, and a shrink would fault memtrack */
+	if (ftruncate(fd, SHIM_HDR_SIZE + size) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool send_ring(int sock, int fd, uint32_t tid, uint64_t size)
+{
+	struct shim_register reg = { .msg = SHIM_REGISTER, .tid = tid, .size = size };
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &reg, .iov_len = sizeof(reg) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(reg);
+}
+
+static bool thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
+{
+	uint64_t size = p->ctl->ring_size ? p->ctl->ring_size : DEFAULT_RING_SIZE;
+	int fd = create_ring_fd(size), sock;
+	uint8_t *base = NULL;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	base = map_ring(fd, size);
+	if (base) {
+		struct shim_ring_hdr *h = (struct shim_ring_hdr *)base;
+
+		h->magic = SHIM_MAGIC;
+		h->version = SHIM_VERSION;
+		h->size = size;
+		lock(&p->lock);
+		sock = proc_socket(p);
+		ok = sock >= 0 && remember_ring(p, h);
+		if (ok && !send_ring(sock, fd, tid, size)) {
+			p->nrings--;
+			ok = false;
+		}
+		unlock(&p->lock);
+	}
+	close(fd);
+	if (!ok) {
+		if (base)
+			unmap_ring((struct shim_ring_hdr *)base, size);
+		return false;
+	}
+	shim_stack_reset(t);
+	t->hdr = (struct shim_ring_hdr *)base;
+	t->data = base + SHIM_HDR_SIZE;
+	t->size = size;
+	t->cons_seen = 0;
+	t->tid = tid;
+	t->epoch = p->epoch;
+	return true;
+}
+
+struct shim_thread *shim_thread_slow(struct shim_thread *t)
+{
+	struct shim_thread *ret = NULL;
+	struct shim_proc *p = proc;
+	uint32_t tid;
+
+	/* the common way here once memtrack is gone: as cheap as can be */
+	if (t->depth || (p && p->state == PROC_INERT))
+		return NULL;
+	t->depth++;
+	p = proc_page();
+	if (!p)
+		goto out;
+	tid = syscall(SYS_gettid);
+	if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == PROC_NEW)
+		proc_init(p, tid);
+	if (p->state != PROC_ACTIVE)
+		goto out;
+	if (t->epoch != p->epoch && !thread_init(p, t, tid)) {
+		shim_warn("cannot create this thread's ring: its allocations are not tracked", NULL);
+		goto out;
+	}
+	ret = t;
+out:
+	t->depth--;
+	return ret;
+}
+
+static bool memtrack_gone(struct shim_proc *p)
+{
+	struct pollfd pfd = { .fd = p->sock, .events = POLLIN | POLLRDHUP };
+
+	if (p->sock <= 0 || fd_ino(p->sock) != p->sock_ino)
+		return proc_socket(p) < 0;
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
+/* a sleeping poller is woken by a message on our connection, if it is still ours */
+static void kick_poller(void)
+{
+	static const uint32_t kick = SHIM_KICK;
+	struct shim_proc *p = proc;
+
+	if (!__atomic_load_n(&p->ctl->poller_asleep, __ATOMIC_RELAXED))
+		return;
+	if (p->sock > 0 && fd_ino(p->sock) == p->sock_ino)
+		send(p->sock, &kick, sizeof(kick), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/*
+ * The ring cannot take [.., end): wait until the poller has freed enough.
+ * False when memtrack is gone: the process runs on untracked.
+ */
+static bool wait_for_room(struct shim_thread *t, uint64_t end)
+{
+	struct shim_ring_hdr *h = t->hdr;
+	struct timespec slice = { .tv_nsec = WAIT_SLICE_NS };
+	bool ok = true;
+
+	/* no depth++ here: a signal handler's call while we wait is still recorded */
+	__atomic_store_n(&h->wait_start, now_ns(), __ATOMIC_RELAXED);
+	for (;;) {
+		uint32_t gen = __atomic_load_n(&h->cons_gen, __ATOMIC_ACQUIRE);
+
+		__atomic_store_n(&h->waiting, 1, __ATOMIC_SEQ_CST);
+		t->cons_seen = __atomic_load_n(&h->cons, __ATOMIC_SEQ_CST);
+		if (end - t->cons_seen <= t->size)
+			break;
+		kick_poller();
+		if (futex(&h->cons_gen, FUTEX_WAIT, gen, &slice) && errno == ETIMEDOUT &&
+		    memtrack_gone(proc)) {
+			go_inert(proc);
+			ok = false;
+			break;
+		}
+	}
+	__atomic_store_n(&h->waiting, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->wait_start, 0, __ATOMIC_RELAXED);
+	return ok;
+}
+
+/*
+ * A slot of len bytes.  The add is atomic against signal handlers of this
+ * thread, which may reserve in between: the consumer stops at a slot not
+ * yet committed, so records stay in the order of their reservations.
+ */
+static void *reserve(struct shim_thread *t, uint32_t len, uint64_t *pos)
+{
+	struct shim_ring_hdr *h = t->hdr;
+	uint64_t p = __atomic_fetch_add(&h->prod, len, __ATOMIC_RELAXED), half = t->size / 2;
+
+	if (unlikely(p + len - t->cons_seen > t->size)) {
+		t->cons_seen = __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE);
+		if (p + len - t->cons_seen > t->size && !wait_for_room(t, p + len))
+			return NULL;
+	}
+	if (unlikely((p & (half - 1)) + len > half))
+		kick_poller();	/* crossed a half: the poller may be asleep */
+	*pos = p;
+	return t->data + (p & (t->size - 1));
+}
+
+static void commit(void *rec, uint64_t pos, uint32_t len, uint32_t kind)
+{
+	__atomic_store_n((uint64_t *)rec, SHIM_REC_WORD(pos, len, kind), __ATOMIC_RELEASE);
+}
+
+void shim_record_alloc(struct shim_thread *t, uint32_t kind, void *p, size_t size,
+		       uint32_t stack)
+{
+	struct shim_alloc_rec *r;
+	uint64_t pos;
+
+	r = reserve(t, sizeof(*r), &pos);
+	if (!r)
+		return;
+	r->ts = now_ns();
+	r->addr = (uintptr_t)p;
+	r->size = size;
+	r->kind = kind;
+	r->stack = stack;
+	commit(r, pos, sizeof(*r), SHIM_REC_ALLOC);
+}
+
+void shim_record_free(struct shim_thread *t, void *p)
+{
+	struct shim_free_rec *r;
+	uint64_t pos;
+
+	r = reserve(t, sizeof(*r), &pos);
+	if (!r)
+		return;
+	r->ts = now_ns();
+	r->addr = (uintptr_t)p;
+	commit(r, pos, sizeof(*r), SHIM_REC_FREE);
+}
+
+/*
+ * realloc frees the old block inside the call, where another thread may
+ * get it at once: the event's time, and its place in the ring, must come
+ * before the call.  A failed realloc commits a record that makes no event.
+ */
+bool shim_realloc_begin(struct shim_thread *t, struct shim_pending *pend, void *old,
+			uint32_t stack)
+{
+	struct shim_realloc_rec *r = reserve(t, sizeof(*r), &pend->pos);
+
+	pend->rec = r;
+	if (!r)
+		return false;
+	r->ts = now_ns();
+	r->old_addr = (uintptr_t)old;
+	r->stack = stack;
+	r->pad = 0;
+	return true;
+}
+
+void shim_realloc_end(struct shim_pending *pend, void *ret, size_t size)
+{
+	struct shim_realloc_rec *r = pend->rec;
+
+	if (!r)
+		return;
+	r->addr = (uintptr_t)ret;
+	r->size = size;
+	if (!ret && size)
+		r->old_addr = 0;	/* failed: the old block is still there */
+	commit(r, pend->pos, sizeof(*r), SHIM_REC_REALLOC);
+}
+
+bool shim_write_stack(struct shim_thread *t, uint32_t id, const uint64_t *ips, uint32_t nr)
+{
+	uint32_t len = sizeof(struct shim_stack_rec) + nr * sizeof(uint64_t);
+	struct shim_stack_rec *r;
+	uint64_t pos;
+
+	r = reserve(t, len, &pos);
+	if (!r)
+		return false;
+	r->id = id;
+	r->nr = nr;
+	memcpy(r->ips, ips, nr * sizeof(uint64_t));
+	commit(r, pos, len, SHIM_REC_STACK);
+	return true;
+}

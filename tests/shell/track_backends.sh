@@ -1,0 +1,120 @@
+#!/bin/bash
+# track: the preload shim where a process takes it, BPF where it cannot; exact either way
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+# run <memtrack args...>: track into a fresh $tmp/out, report into $tmp/r.json
+run() {
+	rm -rf "$tmp/out"
+	mkdir -p "$tmp/out"
+	art=$(MEMTRACK_BACKEND= track_workload "$tmp/out" "$@")
+	report_json "$art" "$tmp/r.json"
+}
+
+# backend_of <comm>: the backend its Process record names
+backend_of() {
+	jq -r --arg c "$1" '[.processes[] | select(.comm == $c) | .backend] | join(" ")' "$tmp/r.json"
+}
+
+# malloc_free's own: 100 malloc(1..100), 60 of them freed
+check_malloc_free() {
+	local pid
+	pid=$(jq -r '.processes[] | select(.comm == "malloc_free") | .pid' "$tmp/r.json")
+	expect_eq "$1: malloc_free's 100 Malloc" 100 "$(count "$tmp/r.json" Malloc "$pid")"
+	expect_eq "$1: malloc_free's 60 Free" 60 "$(count "$tmp/r.json" Free "$pid")"
+	expect_eq "$1: malloc_free traced by $2" "$2" "$(backend_of malloc_free)"
+}
+
+test_default_is_preload() {
+	run -- "$WORKLOADS/malloc_free"
+	check_malloc_free "default" preload
+	run --backend bpf -- "$WORKLOADS/malloc_free"
+	check_malloc_free "--backend bpf" bpf
+}
+
+test_children() {
+	local how
+	for how in vfork posix_spawn; do
+		run -- "$WORKLOADS/spawn_kinds" "$how"
+		check_malloc_free "$how" preload
+		expect_eq "$how: the parent allocated nothing" 0 \
+			"$(count "$tmp/r.json" Malloc "$(jq -r .meta.root_pid "$tmp/r.json")")"
+	done
+	run -- "$WORKLOADS/spawn_kinds" envi
+	check_malloc_free "exec with env -i" bpf
+	run -- "$WORKLOADS/spawn_kinds" preload
+	check_malloc_free "exec with an LD_PRELOAD of its own" bpf
+}
+
+# the forked shell may malloc before it execs: the program's own calls are counted by size
+test_static_child() {
+	local pid
+	run "$WORKLOADS/alloc_loop_jemalloc_static; true"
+	pid=$(jq -r '.processes[] | select(.comm == "alloc_loop_jema") | .pid' "$tmp/r.json")
+	expect_eq "static: 100 malloc(777)" 100 "$(count_sized "$art" Malloc 777 "$pid")"
+	expect_eq "static: 10 mallocx(555)" 10 "$(count_sized "$art" Malloc 555 "$pid")"
+	expect_eq "static: 150 Free" 150 "$(count "$tmp/r.json" Free "$pid")"
+	expect_eq "static: traced by bpf" bpf "$(backend_of alloc_loop_jema)"
+	expect_eq "static: its shell by the shim" preload "$(backend_of sh)"
+}
+
+# as a user, a setuid-root copy is a secure exec: ld.so ignores LD_PRELOAD there
+test_setuid_child() {
+	cp "$WORKLOADS/malloc_free" "$tmp/malloc_free"
+	chmod 4755 "$tmp/malloc_free"
+	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody run "$tmp/malloc_free"
+	check_malloc_free "setuid" bpf
+}
+
+test_signal_handler() {
+	run -- "$WORKLOADS/sig_alloc"
+	expect_eq "signal handler: 60 Malloc" 60 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "signal handler: 60 Free" 60 "$(count "$tmp/r.json" Free)"
+	expect_eq "signal handler: 50 malloc(3333) in the handler" 50 \
+		"$(count_sized "$art" Malloc 3333)"
+}
+
+test_fork_from_busy_threads() {
+	local child
+	run -- "$WORKLOADS/fork_busy"
+	child=$(jq -r --argjson r "$(jq -r .meta.root_pid "$tmp/r.json")" \
+		'.processes[] | select(.pid != $r) | .pid' "$tmp/r.json")
+	expect_eq "fork, 8 busy threads: the child's 77 Malloc" 77 "$(count "$tmp/r.json" Malloc "$child")"
+	expect_eq "fork, 8 busy threads: the child's 7 Free" 7 "$(count "$tmp/r.json" Free "$child")"
+	expect_eq "fork, 8 busy threads: the threads' 160000 malloc(2222)" 160000 \
+		"$(count_sized "$art" Malloc 2222)"
+	expect_eq "fork, 8 busy threads: the child traced by the shim" preload \
+		"$(jq -r --argjson c "$child" '.processes[] | select(.pid == $c) | .backend' "$tmp/r.json")"
+}
+
+test_preload_refused() {
+	local rc=0
+	rm -rf "$tmp/out"
+	mkdir -p "$tmp/out"
+	"$MEMTRACK" track -q -o "$tmp/out" --backend preload -- "$WORKLOADS/alloc_loop_jemalloc_static" \
+		>/dev/null 2>"$tmp/err" || rc=$?
+	expect_eq "--backend preload: a static program fails the run" 128 "$rc"
+	if grep -q "cannot take the preload shim: a static executable" "$tmp/err"; then
+		pass "--backend preload: says which and why"
+	else
+		fail "--backend preload: says which and why" "$(cat "$tmp/err")"
+	fi
+	rc=0
+	"$MEMTRACK" track -q -o "$tmp/out" --backend nonsense -- true 2>"$tmp/err" || rc=$?
+	expect_eq "--backend nonsense is a usage error" 129 "$rc"
+}
+
+test_default_is_preload
+test_children
+test_static_child
+test_setuid_child
+test_signal_handler
+test_fork_from_busy_threads
+test_preload_refused
+finish

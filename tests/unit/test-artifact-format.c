@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The artifact format's round trip: every record type, with every key the
+ * tables of util/artifact-format.h give it, written by the writers memtrack
+ * uses (encode_alloc_event() through the encoder, artifact__pack_meta(),
+ * proc_table__pack(), pack_frame_record(), pack_stack_record()), then read
+ * back by the reader and printed by report --dump's artifact_record__dump().
+ * A key that a writer leaves out, that the reader or the dump drops, or
+ * that the table gains without a writer, fails here.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "cJSON.h"
+#include "util/artifact.h"
+#include "util/proc-table.h"
+#include "test-artifact.h"
+
+/* every value below 2^53: the dump's JSON is read back as doubles */
+static const uint64_t frame_ids[] = { 11, 12, 1ULL << 40 };
+
+/*
+ * What each record type must read back as: a value for every key of the
+ * table (the keys of a type are its table's, see main()).  A key added to
+ * the table and not here reads back as written by no writer: it fails.
+ */
+static struct artifact_record expected[ARTIFACT_TYPE_MAX] = {
+	[ARTIFACT_EVENT] = {
+		.type = ARTIFACT_EVENT, .kind = MT_REALLOC, .pid = 4242, .tid = 4243,
+		.timestamp = 1000000123, .addr = 0x7f0000001000, .size = 4096,
+		.old_addr = 0x7f0000002000, .stack = 7,
+	},
+	[ARTIFACT_META] = {
+		.type = ARTIFACT_META, .format = ARTIFACT_FORMAT, .tool = ARTIFACT_TOOL,
+		.version = "9.8.7", .command = "sh -c \"make \\\\ test\"\t", .root_pid = 4242,
+		.start = 1000000000, .end = 2000000000, .drops = { .events = 3, .stacks = 4 },
+		.exit_code = 9, .attached = true,
+	},
+	[ARTIFACT_PROCESS] = {
+		.type = ARTIFACT_PROCESS, .pid = 4242, .ppid = 1, .comm = "make",
+		.exe = "/usr/bin/make", .start = 1000000001, .exit = 1999999999,
+		.exit_code = 2 << 8, .backend = "preload",
+	},
+	[ARTIFACT_FRAME] = {
+		.type = ARTIFACT_FRAME, .id = 11, .ip = 0x401234, .module = "/usr/bin/make",
+		.symbol = "main", .offset = 0x34, .file = "main.c", .line = 42, .inlined = true,
+	},
+	[ARTIFACT_STACK] = {
+		.type = ARTIFACT_STACK, .pid = 4242, .id = 7,
+		.frames = { frame_ids, ARRAY_SIZE(frame_ids) },
+	},
+};
+
+/* the keys the tables give a record type */
+static uint64_t table_keys(enum artifact_type type)
+{
+	uint64_t keys = 0;
+	unsigned int f;
+
+	for (f = 0; f < AK_MAX; f++)
+		if (artifact_keys[f].in & (1u << type))
+			keys |= AR_HAS(f);
+	return keys;
+}
+
+/* the trailer as track writes it, with the writers it uses */
+static void pack_trailer(msgpack_packer *pk, void *arg)
+{
+	const struct artifact_record *m = &expected[ARTIFACT_META];
+	const struct artifact_record *p = &expected[ARTIFACT_PROCESS];
+	const struct artifact_record *f = &expected[ARTIFACT_FRAME];
+	const struct artifact_record *s = &expected[ARTIFACT_STACK];
+	struct mt_proc_event fork = { .kind = MT_FORK, .pid = p->pid, .ppid = p->ppid,
+				      .ts = p->start };
+	struct mt_proc_event exec = { .kind = MT_EXEC, .pid = p->pid, .ts = p->start + 5 };
+	struct mt_proc_event exit = { .kind = MT_EXIT, .pid = p->pid, .ts = p->exit,
+				      .exit_code = p->exit_code };
+	struct frame_record frame = { .id = f->id, .ip = f->ip, .offset = f->offset,
+				      .module = f->module, .symbol = f->symbol,
+				      .file = f->file, .line = f->line, .inlined = f->inlined };
+	struct artifact_record run = { 0 };
+	struct proc_table pt;
+
+	(void)arg;
+	artifact_record__set_version(&run, m->version);
+	artifact_record__set_command(&run, m->command);
+	artifact_record__set_root_pid(&run, m->root_pid);
+	artifact_record__set_start(&run, m->start);
+	artifact_record__set_end(&run, m->end);
+	artifact_record__set_drops(&run, m->drops);
+	artifact_record__set_exit_code(&run, m->exit_code);
+	artifact_record__set_attached(&run, m->attached);
+	artifact__pack_meta(pk, &run);
+
+	snprintf(fork.comm, sizeof(fork.comm), "%s", p->comm);
+	snprintf(exec.comm, sizeof(exec.comm), "%s", p->comm);
+	snprintf(exec.filename, sizeof(exec.filename), "%s", p->exe);
+	proc_table__init(&pt);
+	proc_table__apply(&pt, &fork);
+	proc_table__apply(&pt, &exec);
+	proc_table__apply(&pt, &exit);
+	proc_table__get(&pt, p->pid)->mode = MT_MODE_PRELOAD;
+	proc_table__pack(&pt, pk);
+	proc_table__exit(&pt);
+
+	pack_frame_record(pk, &frame);
+	pack_stack_record(pk, s->id, s->pid, s->frames.v, s->frames.n);
+}
+
+/* the field of key f in a and in b are the same */
+static bool same_field(const struct artifact_record *a, const struct artifact_record *b,
+		       unsigned int f)
+{
+	const struct artifact_key *k = &artifact_keys[f];
+	const void *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
+	const struct artifact_drops *dx = x, *dy = y;
+	const struct artifact_ids *ix = x, *iy = y;
+
+	switch (k->type) {
+	case AT_I32: return *(const int32_t *)x == *(const int32_t *)y;
+	case AT_U32: return *(const uint32_t *)x == *(const uint32_t *)y;
+	case AT_U64: return *(const uint64_t *)x == *(const uint64_t *)y;
+	case AT_BOOL: return *(const bool *)x == *(const bool *)y;
+	case AT_STR:
+		return *(const char *const *)x && *(const char *const *)y &&
+		       !strcmp(*(const char *const *)x, *(const char *const *)y);
+	case AT_DROPS: return dx->events == dy->events && dx->stacks == dy->stacks;
+	case AT_IDS:
+		return ix->n == iy->n && !memcmp(ix->v, iy->v, ix->n * sizeof(*ix->v));
+	}
+	return false;
+}
+
+/* a value of the dump is the field of key f of want */
+static bool same_json(const cJSON *v, const struct artifact_record *want, unsigned int f)
+{
+	const struct artifact_key *k = &artifact_keys[f];
+	const void *x = (const char *)want + k->offset;
+	const struct artifact_drops *d = x;
+	const struct artifact_ids *ids = x;
+	uint32_t i;
+
+	switch (k->type) {
+	case AT_I32: return cJSON_IsNumber(v) && v->valuedouble == *(const int32_t *)x;
+	case AT_U32: return cJSON_IsNumber(v) && v->valuedouble == *(const uint32_t *)x;
+	case AT_U64: return cJSON_IsNumber(v) && v->valuedouble == *(const uint64_t *)x;
+	case AT_BOOL: return cJSON_IsBool(v) && cJSON_IsTrue(v) == *(const bool *)x;
+	case AT_STR:
+		return cJSON_IsString(v) && *(const char *const *)x &&
+		       !strcmp(v->valuestring, *(const char *const *)x);
+	case AT_DROPS:
+		return cJSON_GetObjectItem(v, ARTIFACT_DROPS_EVENTS) &&
+		       cJSON_GetObjectItem(v, ARTIFACT_DROPS_EVENTS)->valuedouble == d->events &&
+		       cJSON_GetObjectItem(v, ARTIFACT_DROPS_STACKS) &&
+		       cJSON_GetObjectItem(v, ARTIFACT_DROPS_STACKS)->valuedouble == d->stacks;
+	case AT_IDS:
+		if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != (int)ids->n)
+			return false;
+		for (i = 0; i < ids->n; i++)
+			if (cJSON_GetArrayItem(v, i)->valuedouble != ids->v[i])
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/* the record as --dump prints it: the type and every key of want, no other */
+static void check_dump(const struct artifact_record *r, const struct artifact_record *want)
+{
+	const char *name = artifact_record__type_name(want);
+	char *line = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&line, &len);
+	cJSON *o, *type;
+	unsigned int f;
+
+	artifact_record__dump(out, r);
+	fclose(out);
+	o = cJSON_Parse(line);
+	CHECK(o != NULL, "%s: the dump is not JSON: %s", name, line);
+	if (!o) {
+		free(line);
+		return;
+	}
+	type = cJSON_GetObjectItem(o, ARTIFACT_TYPE_KEY);
+	CHECK(cJSON_IsString(type) && !strcmp(type->valuestring, name), "%s: dump type", name);
+	for (f = 0; f < AK_MAX; f++) {
+		const cJSON *v = cJSON_GetObjectItem(o, artifact_keys[f].name);
+
+		if (!(want->has & AR_HAS(f)))
+			continue;
+		CHECK(v != NULL, "%s: the dump has no \"%s\": %s", name, artifact_keys[f].name,
+		      line);
+		CHECK(!v || same_json(v, want, f), "%s: dump \"%s\": %s", name,
+		      artifact_keys[f].name, line);
+	}
+	CHECK(cJSON_GetArraySize(o) == 1 + __builtin_popcountll(want->has),
+	      "%s: the dump has other keys: %s", name, line);
+	cJSON_Delete(o);
+	free(line);
+}
+
+/* the names of the keys of bits */
+static const char *key_names(uint64_t bits, char *buf, size_t len)
+{
+	unsigned int f;
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (f = 0; f < AK_MAX && used < len; f++)
+		if (bits & AR_HAS(f))
+			used += snprintf(buf + used, len - used, " %s", artifact_keys[f].name);
+	return buf;
+}
+
+/* the record as read: every key of the table for its type, each as written */
+static void check_record(const struct artifact_record *r)
+{
+	const struct artifact_record *want = &expected[r->type];
+	const char *name = artifact_record__type_name(r);
+	char keys[256];
+	unsigned int f;
+
+	CHECK(r->has == want->has, "%s: keys not read back (dropped by a writer or the reader):%s", name,
+	      key_names(want->has & ~r->has, keys, sizeof(keys)));
+	CHECK(!(r->has & ~want->has), "%s: keys read back that the test did not write:%s", name,
+	      key_names(r->has & ~want->has, keys, sizeof(keys)));
+	if (r->type == ARTIFACT_EVENT)
+		CHECK(r->kind == want->kind, "event kind %d", r->kind);
+	for (f = 0; f < AK_MAX; f++)
+		if (r->has & want->has & AR_HAS(f))
+			CHECK(same_field(r, want, f), "%s: \"%s\" read back differs", name,
+			      artifact_keys[f].name);
+	check_dump(r, want);
+}
+
+static void test_round_trip(void)
+{
+	const char *path = test_path("every-key");
+	const struct artifact_record *e = &expected[ARTIFACT_EVENT], *r;
+	unsigned int seen[ARTIFACT_TYPE_MAX] = { 0 }, t;
+	struct artifact *a;
+	int ret;
+	struct mt_alloc_event event = {
+		.kind = e->kind, .pid = e->pid, .tid = e->tid, .ts = e->timestamp,
+		.addr = e->addr, .size = e->size, .old_addr = e->old_addr, .stack = e->stack,
+	};
+
+	CHECK(!test_write_artifact(path, &event, 1, 1, pack_trailer, NULL), "write");
+	CHECK(!artifact__open(path, &a), "open");
+	while ((ret = artifact__next(a, &r)) == 1) {
+		CHECK(r->type > 0 && r->type < ARTIFACT_TYPE_MAX, "type %d", r->type);
+		if (r->type <= 0 || r->type >= ARTIFACT_TYPE_MAX)
+			continue;
+		seen[r->type]++;
+		check_record(r);
+	}
+	CHECK(ret == 0, "read: %d (%s)", ret, artifact__strerror(a));
+	artifact__close(a);
+	for (t = ARTIFACT_EVENT; t < ARTIFACT_TYPE_MAX; t++)
+		CHECK(seen[t] == 1, "%s records: %u", artifact_record__type_name(&expected[t]),
+		      seen[t]);
+}
+
+/* every event kind by its name, each way */
+static void test_kind_names(void)
+{
+	const char *path = test_path("kinds");
+	struct mt_alloc_event ev[MT_KIND_MAX];
+	const struct artifact_record *r;
+	struct artifact *a;
+	unsigned int k, n = 0, i = 0;
+
+	for (k = 0; k < MT_KIND_MAX; k++)
+		if (artifact__kind_name(k))
+			ev[n++] = (struct mt_alloc_event){ .kind = k, .pid = 1, .tid = 1 };
+	CHECK_U64(n, MT_BRK - MT_MALLOC + 1, "event kinds with a name");
+	CHECK(!test_write_artifact(path, ev, n, 4, NULL, NULL), "write");
+	CHECK(!artifact__open(path, &a), "open");
+	while (artifact__next(a, &r) == 1 && i < n) {
+		CHECK(r->type == ARTIFACT_EVENT && r->kind == ev[i].kind, "kind %u read as %d",
+		      ev[i].kind, r->kind);
+		CHECK(!strcmp(artifact_record__type_name(r), artifact__kind_name(ev[i].kind)),
+		      "kind %u name", ev[i].kind);
+		i++;
+	}
+	CHECK_U64(i, n, "events read");
+	artifact__close(a);
+}
+
+int main(void)
+{
+	unsigned int t;
+
+	for (t = ARTIFACT_EVENT; t < ARTIFACT_TYPE_MAX; t++)
+		expected[t].has = table_keys(t);
+	test_round_trip();
+	test_kind_names();
+	test_tmpdir_remove();
+	return test_done("artifact-format");
+}

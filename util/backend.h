@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_BACKEND_H
+#define MEMTRACK_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Which way a process is traced (DESIGN.md, "Backends"): through the
+ * preload shim when its image will load it, through BPF uprobes when not.
+ */
+enum backend {
+	BACKEND_AUTO,
+	BACKEND_PRELOAD,
+	BACKEND_BPF,
+};
+
+/* "auto", "preload", "bpf"; -1 for anything else */
+int backend__parse(const char *s);
+const char *backend__name(enum backend b);
+
+/* the shim as memtrack put it in the command's environment */
+struct shim_env {
+	char path[4096];	/* libmemtrack-preload.so, absolute */
+	uint64_t dev, ino;	/* as stat() gives them */
+	const char *name_var;	/* "MEMTRACK_SHIM=<socket name>" */
+};
+
+/* the shim next to memtrack's binary, else in libdir; -ENOENT */
+int backend__find_shim(struct shim_env *env, const char *libdir);
+
+/*
+ * Why pid's new image (stopped at its exec) will not load the shim, NULL
+ * when it will: its environment lost the shim, it is a secure exec
+ * (setuid, setgid, file capabilities), a static or foreign ELF, linked
+ * with a sanitizer runtime that refuses preloads, or the shim's file is not
+ * there in its root.
+ */
+const char *backend__refusal(pid_t pid, const struct shim_env *env);
+
+#endif

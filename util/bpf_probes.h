@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_BPF_PROBES_H
+#define MEMTRACK_BPF_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/memtrack.h"
+
+/*
+ * Where the allocator probes go: for each file of code, found once, the
+ * offsets of its allocator functions and their cookies (shape, and whether
+ * the allocator is foreign to the preload shim); and the uprobe_multi links
+ * that put them in one process, and in that process alone (the link's pid):
+ * other processes, however many map the same libc, never trap.
+ */
+struct probe_file {
+	struct mt_file_id id;
+	enum mt_file_kind kind;
+	unsigned int nentry, nreturn;
+	uint64_t *entry, *entry_cookies;
+	uint64_t *ret, *ret_cookies;
+};
+
+struct probe_files {
+	struct probe_file *files;
+	size_t n, cap;
+};
+
+struct probe_file *probe_files__find(struct probe_files *pf, const struct mt_file_id *id);
+/*
+ * The file of id, read through path the first time (name: its path as the
+ * process names it, to tell libc and libstdc++ from other allocators);
+ * NULL when out of memory, with *err.
+ */
+struct probe_file *probe_files__inspect(struct probe_files *pf, const struct mt_file_id *id,
+					const char *path, const char *name, int *err);
+void probe_files__exit(struct probe_files *pf);
+
+/*
+ * Puts f's probes into pid (path: the file, as pid maps it): the return
+ * probes, then the entry probes, so that a call never has an entry without
+ * its return.  fds[] gets the two links (-1 for none).  0 or -errno.
+ */
+int probe_file__link(const struct probe_file *f, int entry_prog, int return_prog,
+		     const char *path, pid_t pid, int fds[2]);
+
+#endif
