@@ -32,6 +32,8 @@ static bool parse_id(const char *s, unsigned long *id)
 void run_as__from_sudo(struct run_as *as)
 {
 	unsigned long uid, gid;
+	struct passwd *pw;
+	int n = 0;
 
 	errno = 0;
 	as->nice = getpriority(PRIO_PROCESS, 0);
@@ -44,13 +46,20 @@ void run_as__from_sudo(struct run_as *as)
 	as->set = true;
 	as->uid = uid;
 	as->gid = gid;
+	as->groups = NULL;
+	as->ngroups = 0;
+	pw = getpwuid(uid);
+	if (!pw)
+		return;		/* no groups but its own gid, as before */
+	getgrouplist(pw->pw_name, gid, NULL, &n);
+	as->groups = calloc(n > 0 ? n : 1, sizeof(*as->groups));
+	if (as->groups && getgrouplist(pw->pw_name, gid, as->groups, &n) >= 0)
+		as->ngroups = n;
 }
 
 int run_as__drop(const struct run_as *as)
 {
-	struct passwd *pw = getpwuid(as->uid);
-
-	if (pw ? initgroups(pw->pw_name, as->gid) : setgroups(0, NULL))
+	if (setgroups(as->ngroups, as->groups))
 		return -1;
 	if (setgid(as->gid) || setuid(as->uid))
 		return -1;
@@ -90,7 +99,7 @@ static void child_main(const struct spawn *s, int go_fd, int ready_fd,
 
 	/*
 	 * Before saying it is ready: memtrack tracks the pid from then on,
-	 * and dropping privileges allocates (NSS lookups).
+	 * and nothing the switch does may be counted.
 	 */
 	signal(SIGPIPE, SIG_DFL);
 	setpriority(PRIO_PROCESS, 0, as->nice);
