@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "spawn.h"
+#include "util.h"
 
 #define EXIT_NOT_FOUND		127
 #define EXIT_NOT_EXECUTABLE	126
@@ -184,47 +185,28 @@ struct call_reply {
 
 static int send_reply(int sock, const struct call_reply *r)
 {
-	char control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	ssize_t n = send_fds(sock, r, sizeof(*r), &r->ret, r->ret >= 0, 0);
 
-	if (r->ret >= 0) {
-		msg.msg_control = control;
-		msg.msg_controllen = sizeof(control);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &r->ret, sizeof(int));
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	return n < 0 ? n : 0;
 }
 
 /* the reply, with the fd received in place of the child's number */
 static int receive_reply(int sock, struct call_reply *r)
 {
-	char control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = r, .iov_len = sizeof(*r) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *c;
-	ssize_t n;
+	int fd, nfds;
+	ssize_t n = recv_fds(sock, r, sizeof(*r), &fd, 1, &nfds);
 
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(*r))
-		return n < 0 ? -errno : -EPROTO;
+	if (n != sizeof(*r)) {
+		if (nfds)
+			close(fd);
+		return n < 0 ? n : -EPROTO;
+	}
 	r->why[sizeof(r->why) - 1] = 0;
 	if (r->ret < 0)
 		return 0;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+	if (!nfds)
 		return -EPROTO;
-	memcpy(&r->ret, CMSG_DATA(c), sizeof(int));
+	r->ret = fd;
 	return 0;
 }
 
