@@ -110,6 +110,7 @@ struct track_session {
 	unsigned int refused;		/* processes --backend preload could not take */
 	unsigned int corrupt;		/* processes whose ring broke the rules */
 	unsigned int blind;		/* static stripped processes: allocations unseen */
+	unsigned int untraceable;	/* secure execs under sudo, not tracked */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
 	struct pstats *stats;
 	struct encoder *enc;
@@ -400,10 +401,29 @@ static void use_bpf(struct track_session *s, pid_t pid, const char *why)
 }
 
 /* at exec: the new image takes the shim (it says hello when it starts), or BPF */
+/*
+ * Under sudo, the artifact is the invoking user's: a secure exec (a
+ * setuid program) is a process that user may not look into, as -p
+ * refuses one, so its tracking ends there.
+ */
+static bool secure_under_sudo(struct track_session *s, pid_t pid)
+{
+	if (!s->run_as.set || !backend__secure_exec(pid))
+		return false;
+	warning("pid %d (%s) is a setuid, setgid or capable program, which uid %u may not "
+		"trace: it is not tracked from its exec on", pid, comm_of(s, pid),
+		(unsigned int)s->run_as.uid);
+	bpf_track__untrack(s->bpf, pid);
+	s->untraceable++;
+	return true;
+}
+
 static void choose_backend(struct track_session *s, pid_t pid)
 {
 	const char *why;
 
+	if (secure_under_sudo(s, pid))
+		return;
 	if (s->backend == BACKEND_BPF || s->attach) {
 		set_mode(s, pid, MT_MODE_BPF);
 		return;
@@ -459,6 +479,11 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	stop_mirror__held(s->mirror, e->pid);
 	if (e->exit_code == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
+	if (!bpf_track__mode(s->bpf, e->pid)) {
+		bpf_track__resume_attached(s->bpf, e->pid);	/* no longer ours */
+		stop_mirror__resumed(s->mirror, e->pid, now_ns());
+		return;
+	}
 	probe_process(s, e->pid, &scan);
 	check_pending(s, e->pid, &scan);
 	if (e->exit_code == MT_NEW_CODE_EXEC)
@@ -1178,6 +1203,9 @@ static void print_summary(struct track_session *s)
 	if (s->blind)
 		snprintf(blind, sizeof(blind), ", %u PROCESSES NOT SEEN (static, stripped)",
 			 s->blind);
+	else if (s->untraceable)
+		snprintf(blind, sizeof(blind), ", %u SETUID PROCESSES NOT TRACKED (sudo)",
+			 s->untraceable);
 	fprintf(stderr, "[ memtrack track: %lu events, %lu processes (%zu preload)%s, '%s' (%s), "
 		"%lu drops, %lu pressure episodes%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, preload_processes(&s->procs), stacks,
