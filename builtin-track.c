@@ -34,6 +34,7 @@
 #include "util/proc-table.h"
 #include "util/proc-tree.h"
 #include "util/resolver.h"
+#include "util/quote.h"
 #include "util/shim-host.h"
 #include "util/stack-ids.h"
 #include "util/spawn.h"
@@ -1190,11 +1191,12 @@ static size_t preload_processes(const struct proc_table *pt)
 static void print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
-	char size[32], stacks[64] = "", running[64] = "", blind[64] = "";
+	char size[32], stacks[64] = "", running[64] = "", blind[64] = "", path[PATH_MAX];
 
 	if (opts.quiet)
 		return;
 	print_unwind_stats(s);
+	quote_term_escape(path, sizeof(path), s->artifact_path);
 	if (s->resolver)
 		snprintf(stacks, sizeof(stacks), ", %lu stacks of %lu frames",
 			 resolver__stacks(s->resolver), resolver__frames(s->resolver));
@@ -1209,7 +1211,7 @@ static void print_summary(struct track_session *s)
 	fprintf(stderr, "[ memtrack track: %lu events, %lu processes (%zu preload)%s, '%s' (%s), "
 		"%lu drops, %lu pressure episodes%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, preload_processes(&s->procs), stacks,
-		s->artifact_path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
+		path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
 		s->event_drops + s->stack_drops + s->event_lost,
 		s->events.episodes + s->stacks.episodes + s->waits.episodes,
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "",
