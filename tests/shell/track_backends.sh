@@ -15,7 +15,7 @@ run() {
 	mkdir -p "$tmp/out"
 	# under sudo memtrack writes as the user, as the user's own directory lets it
 	chown "${SUDO_UID:-0}:${SUDO_GID:-0}" "$tmp/out"
-	art=$(MEMTRACK_BACKEND= track_workload "$tmp/out" "$@")
+	art=$(MEMTRACK_BACKEND='' track_workload "$tmp/out" "$@")
 	report_json "$art" "$tmp/r.json"
 }
 
