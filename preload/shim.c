@@ -203,8 +203,17 @@ static char receive_reply(int sock, int *ctl_fd)
 	};
 	struct cmsghdr *c;
 
+	ssize_t n;
+
 	*ctl_fd = -1;
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+	/*
+	 * With a receive timeout, a stop and continue of the process (job
+	 * control, a debugger) ends the wait with EINTR, not a restart.
+	 */
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
 		return SHIM_REJECT;
 	c = CMSG_FIRSTHDR(&msg);
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
