@@ -479,12 +479,11 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 {
 	struct code_scan scan;
 
-	stop_mirror__held(s->mirror, e->pid);
 	if (e->exit_code == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
 	if (!bpf_track__mode(s->bpf, e->pid)) {
 		bpf_track__resume_attached(s->bpf, e->pid);	/* no longer ours */
-		stop_mirror__resumed(s->mirror, e->pid, now_ns());
+		stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());
 		return;
 	}
 	probe_process(s, e->pid, &scan);
@@ -496,7 +495,7 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	else if (s->sym && e->exit_code == MT_NEW_CODE_MMAP)
 		symbolizer__snapshot(s->sym, e->pid);
 	bpf_track__resume_attached(s->bpf, e->pid);
-	stop_mirror__resumed(s->mirror, e->pid, now_ns());
+	stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());
 }
 
 /* a shim says hello: its process takes the shim, unless it cannot serve it */
@@ -796,6 +795,14 @@ static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_
 	return err ? err : poller__start(p);
 }
 
+/* for the stop mirror: when pid last stopped itself */
+static uint64_t self_stop_of(void *ctx, pid_t pid)
+{
+	struct track_session *s = ctx;
+
+	return bpf_track__their_stop(s->bpf, pid);
+}
+
 /*
  * The preload shim's end: the socket its processes connect to, polled by
  * the events poller, and the merge of their rings with BPF's events.
@@ -823,7 +830,7 @@ static void start_shim_host(struct track_session *s)
 	int err;
 
 	s->merger = merger__new(&mops);
-	s->mirror = stop_mirror__new();
+	s->mirror = stop_mirror__new(self_stop_of, s);
 	if (!s->merger || !s->mirror)
 		die("cannot start the merger: out of memory");
 	if (s->backend == BACKEND_BPF)

@@ -19,7 +19,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+#define SIGCONT		18
 #define SIGSTOP		19
+/* what bpf_send_signal() passes for siginfo (the kernel's SEND_SIG_PRIV) */
+#define SEND_SIG_PRIV	1
 #define MAX_ERRNO	4095
 #define PROT_EXEC	0x4
 #define STACK_END_SLACK	64	/* bytes copied above a thread's outermost frame */
@@ -143,6 +146,15 @@ struct {
 	__type(value, __u64);
 } pressure_stopped SEC(".maps");
 
+/* tracked processes that someone else (the workload, a shell) has stopped: tgid -> when */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_MAX_STOPPED);
+	__type(key, __u32);
+	__type(value, __u64);
+} their_stops SEC(".maps");
+
 /* files whose allocator symbols userspace has looked for (and attached) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -259,6 +271,14 @@ static __always_inline bool above_watermark(void *ring, __u64 watermark)
 	return watermark && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= watermark;
 }
 
+/* a value of pressure_stopped: now, and whether someone else's stop holds too */
+static __always_inline __u64 stop_value(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	return bpf_map_lookup_elem(&their_stops, &tgid) ? now | MT_STOPPED_THEIRS : now;
+}
+
 static __always_inline void stop_for_pressure(__u32 ring_flag)
 {
 	__u32 tgid;
@@ -273,8 +293,9 @@ static __always_inline void stop_for_pressure(__u32 ring_flag)
 	 */
 	if (bpf_send_signal_thread(SIGSTOP))
 		return;		/* an exiting task or a kernel thread */
-	tgid = (bpf_get_current_pid_tgid() >> 32) | ring_flag;
-	now = bpf_ktime_get_ns();
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	now = stop_value(tgid);
+	tgid |= ring_flag;
 	bpf_map_update_elem(&pressure_stopped, &tgid, &now, BPF_NOEXIST);
 	__sync_fetch_and_add(&pressure_stops, 1);
 }
@@ -335,13 +356,13 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 		return;
 	}
 	key = tgid | MT_STOPPED_FOR_ATTACH;
-	now = bpf_ktime_get_ns();
+	now = stop_value(tgid);
 	bpf_map_update_elem(&pressure_stopped, &key, &now, BPF_ANY);
 	e->kind = MT_NEW_CODE;
 	e->pid = tgid;
 	e->ppid = 0;
 	e->exit_code = reason;
-	e->ts = now;
+	e->ts = now & ~MT_STOPPED_THEIRS;
 	e->comm[0] = 0;
 	e->filename[0] = 0;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
@@ -900,10 +921,61 @@ int BPF_PROG(process_exit, struct task_struct *p)
 	if (kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
 		return 0;
 	bpf_map_delete_elem(&tracked, &tgid);
+	bpf_map_delete_elem(&their_stops, &tgid);
 	e = reserve_proc_event(MT_EXIT, tgid);
 	if (!e)
 		return 0;
 	e->exit_code = kernel_u32(p, koff.task_exit_code);
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* marks or clears, in the process's stops by memtrack, that someone else's holds too */
+static __always_inline void mark_their_stop(__u32 tgid, bool theirs)
+{
+	__u32 flags[] = { 0, MT_STOPPED_BY_STACKS, MT_STOPPED_FOR_ATTACH }, key;
+	unsigned int i;
+	__u64 *v;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		key = tgid | flags[i];
+		v = bpf_map_lookup_elem(&pressure_stopped, &key);
+		if (!v)
+			continue;
+		if (theirs)
+			__sync_fetch_and_or(v, MT_STOPPED_THEIRS);
+		else
+			__sync_fetch_and_and(v, ~MT_STOPPED_THEIRS);
+	}
+}
+
+/*
+ * Stops and resumes of tracked processes by anyone: memtrack must not end a
+ * stop it did not cause, so a SIGSTOP not sent by memtrack's probes (which
+ * signal the process from inside it, with no siginfo) marks the process
+ * stopped by others until a SIGCONT.  SIGTSTP, SIGTTIN and SIGTTOU are not
+ * followed: whether they stop depends on the process's handlers.
+ */
+SEC("raw_tp/signal_generate")
+int BPF_PROG(signal_generate, int sig, void *info, struct task_struct *task)
+{
+	__u32 tgid, sender = bpf_get_current_pid_tgid() >> 32;
+	__u64 when;
+
+	if (sig != SIGSTOP && sig != SIGCONT)
+		return 0;
+	tgid = kernel_u32(task, koff.task_tgid);
+	if (!is_tracked(tgid))
+		return 0;
+	if (sig == SIGCONT) {
+		bpf_map_delete_elem(&their_stops, &tgid);
+		mark_their_stop(tgid, false);
+		return 0;
+	}
+	if ((unsigned long)info == SEND_SIG_PRIV && sender == tgid)
+		return 0;
+	when = bpf_ktime_get_ns() | (sender == tgid ? MT_THEIR_STOP_SELF : 0);
+	bpf_map_update_elem(&their_stops, &tgid, &when, BPF_ANY);
+	mark_their_stop(tgid, true);
 	return 0;
 }

@@ -38,6 +38,16 @@ enum mt_kind {
 #define MT_STOPPED_BY_STACKS	(1U << 30)
 #define MT_STOPPED_FLAGS	(MT_STOPPED_FOR_ATTACH | MT_STOPPED_BY_STACKS)
 #define MT_MAX_STOPPED		16384	/* entries of pressure_stopped */
+/*
+ * In a value of pressure_stopped: someone else stopped the process too
+ * (SIGSTOP), so ending the stop is theirs; the rest is the stop's time.
+ */
+#define MT_STOPPED_THEIRS	(1ULL << 63)
+/*
+ * A value of their_stops: when someone else last stopped the process
+ * (SIGSTOP), with this bit when the process stopped itself.
+ */
+#define MT_THEIR_STOP_SELF	(1ULL << 63)
 
 #define MT_NEW_CODE_EXEC	1
 #define MT_NEW_CODE_MMAP	2

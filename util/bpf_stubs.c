@@ -111,6 +111,12 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	return 0;
 }
 
+uint64_t bpf_track__their_stop(struct bpf_track *t, pid_t pid)
+{
+	(void)t, (void)pid;
+	return 0;
+}
+
 uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe)
 {
 	(void)t, (void)probe;

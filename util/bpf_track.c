@@ -474,6 +474,15 @@ static uint64_t percpu_sum(const struct bpf_map *map, __u32 key)
 	return sum;
 }
 
+uint64_t bpf_track__their_stop(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u64 when;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.their_stops), &key, &when) ?
+	       0 : when;
+}
+
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 {
 	return percpu_sum(t->skel->maps.drops, ring);

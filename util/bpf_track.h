@@ -69,6 +69,12 @@ int bpf_track__pressure_fd(struct bpf_track *t);
 int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
+/*
+ * When someone other than memtrack last stopped the tracked process pid
+ * (SIGSTOP), MT_THEIR_STOP_SELF set if it stopped itself; 0 if nobody did
+ * since it last continued.
+ */
+uint64_t bpf_track__their_stop(struct bpf_track *t, pid_t pid);
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring);
 /* how many times the allocator probes ran, in any process (the tracked ones only) */
 uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe);

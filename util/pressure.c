@@ -44,14 +44,22 @@ static int collect_keys(int map_fd, uint32_t *keys, int max)
 	return err && err != -ENOENT ? err : n;
 }
 
-/* deletes the entry, then resumes the process; false if already gone */
+/*
+ * Deletes the entry, then resumes the process, unless someone else has
+ * stopped it too: then the stop is theirs to end.  False if already gone.
+ */
 static bool resume_key(int map_fd, uint32_t key, uint64_t *stopped_at)
 {
+	bool theirs;
+
 	if (bpf_map_call(BPF_MAP_LOOKUP_ELEM, map_fd, &key, stopped_at))
 		*stopped_at = 0;
+	theirs = *stopped_at & MT_STOPPED_THEIRS;
+	*stopped_at &= ~MT_STOPPED_THEIRS;
 	if (bpf_map_call(BPF_MAP_DELETE_ELEM, map_fd, &key, NULL))
 		return false;	/* someone else released it */
-	kill(key & ~MT_STOPPED_FLAGS, SIGCONT);
+	if (!theirs)
+		kill(key & ~MT_STOPPED_FLAGS, SIGCONT);
 	return true;
 }
 

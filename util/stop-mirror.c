@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf/memtrack.h"
 #include "stop-mirror.h"
 #include "util.h"
 
@@ -13,24 +15,36 @@
 #define WATCH_NS	(500 * NSEC_PER_MSEC)
 
 struct watch {
-	pid_t child, parent;
-	uint64_t until;		/* 0 while the child is held */
+	pid_t parent;
+	uint64_t held_at, until;
 };
 
+/* resumed from the events poller (holds) and the pressure releases of every ring */
 struct stop_mirror {
+	pthread_mutex_t lock;
+	self_stop_fn self_stop;
+	void *ctx;
 	struct watch *w;
 	size_t n, cap;
 };
 
-struct stop_mirror *stop_mirror__new(void)
+struct stop_mirror *stop_mirror__new(self_stop_fn self_stop, void *ctx)
 {
-	return calloc(1, sizeof(struct stop_mirror));
+	struct stop_mirror *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	pthread_mutex_init(&m->lock, NULL);
+	m->self_stop = self_stop;
+	m->ctx = ctx;
+	return m;
 }
 
 void stop_mirror__delete(struct stop_mirror *m)
 {
 	if (!m)
 		return;
+	pthread_mutex_destroy(&m->lock);
 	free(m->w);
 	free(m);
 }
@@ -55,26 +69,30 @@ bool proc_state(pid_t pid, char *state, pid_t *ppid)
 	return p && sscanf(p + 1, " %c %d", state, ppid) == 2;
 }
 
-void stop_mirror__held(struct stop_mirror *m, pid_t child)
+void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t held_at, uint64_t now)
 {
-	char cstate, pstate;
-	pid_t parent, grand;
+	char state;
+	pid_t parent;
 
-	if (!m || !proc_state(child, &cstate, &parent) || parent <= 1 ||
-	    !proc_state(parent, &pstate, &grand) || pstate == 'T' || pstate == 't')
+	if (!m || !proc_state(child, &state, &parent) || parent <= 1)
 		return;
-	if (grow_array((void **)&m->w, &m->cap, m->n + 1, sizeof(*m->w)))
-		return;
-	m->w[m->n++] = (struct watch){ .child = child, .parent = parent };
+	pthread_mutex_lock(&m->lock);
+	if (!grow_array((void **)&m->w, &m->cap, m->n + 1, sizeof(*m->w)))
+		m->w[m->n++] = (struct watch){
+			.parent = parent, .held_at = held_at, .until = now + WATCH_NS,
+		};
+	pthread_mutex_unlock(&m->lock);
 }
 
-void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t now)
+/* it stopped itself after its child's hold began */
+static bool mirrored(struct stop_mirror *m, const struct watch *w)
 {
-	size_t i;
+	uint64_t when = m->self_stop(m->ctx, w->parent);
+	char state;
+	pid_t ppid;
 
-	for (i = 0; m && i < m->n; i++)
-		if (m->w[i].child == child && !m->w[i].until)
-			m->w[i].until = now + WATCH_NS;
+	return (when & MT_THEIR_STOP_SELF) && (when & ~MT_THEIR_STOP_SELF) >= w->held_at &&
+	       proc_state(w->parent, &state, &ppid) && state == 'T';
 }
 
 unsigned int stop_mirror__tick(struct stop_mirror *m, uint64_t now)
@@ -82,24 +100,20 @@ unsigned int stop_mirror__tick(struct stop_mirror *m, uint64_t now)
 	unsigned int resumed = 0;
 	size_t i, kept = 0;
 
-	for (i = 0; m && i < m->n; i++) {
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->n; i++) {
 		struct watch *w = &m->w[i];
-		char state;
-		pid_t ppid;
 
-		if (!w->until) {
-			m->w[kept++] = *w;	/* still held */
-			continue;
-		}
-		if (proc_state(w->parent, &state, &ppid) && state == 'T') {
+		if (mirrored(m, w)) {
 			kill(w->parent, SIGCONT);
 			resumed++;
-			continue;
-		}
-		if (now < w->until)
+		} else if (now < w->until) {
 			m->w[kept++] = *w;
+		}
 	}
-	if (m)
-		m->n = kept;
+	m->n = kept;
+	pthread_mutex_unlock(&m->lock);
 	return resumed;
 }

@@ -11,19 +11,24 @@
  * full ring); its parent sees the stop, and sudo and su stop themselves to
  * mirror it, for job control.  memtrack resumes the child, never the
  * parent, which would then wait stopped forever.  This watches the parent
- * of each held process that was running when the hold began, for a short
- * while after the child is resumed, and resumes it if it stopped in that
- * time: a stop that memtrack caused, through the child.
+ * of each resumed child for a short while, and resumes it if it stopped
+ * itself after the child's hold began: a stop that memtrack caused,
+ * through the child.  Its other stops are left alone.
  */
 struct stop_mirror;
 
-struct stop_mirror *stop_mirror__new(void);
+/*
+ * When pid last stopped itself (SIGSTOP to its own process; the
+ * CLOCK_MONOTONIC ns of the signal), or 0 if it has not since it last
+ * continued.
+ */
+typedef uint64_t (*self_stop_fn)(void *ctx, pid_t pid);
+
+struct stop_mirror *stop_mirror__new(self_stop_fn self_stop, void *ctx);
 void stop_mirror__delete(struct stop_mirror *m);
-/* child is held: remember its parent, if it runs now (state not T) */
-void stop_mirror__held(struct stop_mirror *m, pid_t child);
-/* child was resumed: watch its parent from now on */
-void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t now);
-/* resumes the watched parents that stopped; forgets those watched long enough */
+/* child, held since held_at (CLOCK_MONOTONIC ns), was resumed: watch its parent */
+void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t held_at, uint64_t now);
+/* resumes the watched parents that mirrored a hold; forgets those watched long enough */
 unsigned int stop_mirror__tick(struct stop_mirror *m, uint64_t now);
 
 /* /proc/<pid>/stat's state and ppid; false when pid is gone */

@@ -38,6 +38,25 @@ test_sudo() {
 		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 3333)"
 }
 
+# stop_child 20 20000: the parent's SIGSTOP holds its child until its SIGCONT, memtrack's
+# holds and pressure stops notwithstanding; 20 children of 20000 malloc(24) and free each
+test_stopping_parent() {
+	local name=$1 rc=0
+	shift
+	rm -f "$tmp"/*.msgpack
+	timeout 120 "$MEMTRACK" track -q -o "$tmp" "$@" -- "$WORKLOADS/stop_child" 20 20000 \
+		2>"$tmp/err" || rc=$?
+	expect_eq "$name: no child ran while its parent had it stopped" "0 " \
+		"$rc $(grep -v '^memtrack' "$tmp/err" || true)"
+	report_json "$(ls "$tmp"/*.msgpack)" "$tmp/r.json"
+	expect_eq "$name: 400000 malloc(24)" 400000 "$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 24)"
+}
+
 test_mirroring_parent
 test_sudo
+test_stopping_parent "stopped children, auto" --backend auto
+test_stopping_parent "stopped children, bpf" --backend bpf
+# small rings polled seldom: thousands of pressure stops among the parent's
+test_stopping_parent "stopped children, bpf under pressure" --backend bpf \
+	--ring-size events=16K --ring-size stacks=256K --poll-interval 20
 finish
