@@ -83,8 +83,9 @@ SHIM := $(dir $(MEMTRACK))libmemtrack-preload.so
 
 all: $(MEMTRACK) $(SHIM) workloads
 
+# the comment block at the top, without its '#'s
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^[^#]/s/^# \{0,1\}//p' Makefile
 
 $(MEMTRACK): $(CMD_OBJS) $(UTIL_OBJS)
 	$(call msg,LINK,$@)

@@ -946,10 +946,12 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	artifact_record__set_end(&run, s->end_ns);
 	artifact_record__set_drops(&run, (struct artifact_drops){
 		.events = s->event_drops, .stacks = s->stack_drops });
-	artifact_record__set_exit_code(&run, s->status);
-	/* allocations made before attaching are unknown to this artifact */
+	/* allocations made before attaching are unknown to this artifact, and
+	 * the processes attached to may still run: no exit code */
 	if (s->attach)
 		artifact_record__set_attached(&run, true);
+	else
+		artifact_record__set_exit_code(&run, s->status);
 	artifact__pack_meta(pk, &run);
 }
 
@@ -1063,19 +1065,23 @@ static void print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
 	char size[32], stacks[64] = "";
+	uint64_t episodes;
 
 	if (opts.quiet)
 		return;
 	print_unwind_stats(s);
 	if (s->resolver)
-		snprintf(stacks, sizeof(stacks), ", %lu stacks of %lu frames",
-			 resolver__stacks(s->resolver), resolver__frames(s->resolver));
-	fprintf(stderr, "[ memtrack track: %lu events, %lu processes (%zu preload)%s, '%s' (%s), "
-		"%lu drops, %lu pressure episodes%s%s ]\n",
-		encoder__events_in(s->enc), s->procs.count, preload_processes(&s->procs), stacks,
+		snprintf(stacks, sizeof(stacks), ", %lu stack%s of %lu frame%s",
+			 resolver__stacks(s->resolver), resolver__stacks(s->resolver) == 1 ? "" : "s",
+			 resolver__frames(s->resolver), resolver__frames(s->resolver) == 1 ? "" : "s");
+	episodes = s->events.episodes + s->stacks.episodes + s->waits.episodes;
+	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%zu preload)%s, '%s' (%s), "
+		"%lu drops, %lu pressure episode%s%s%s ]\n",
+		encoder__events_in(s->enc), s->procs.count, s->procs.count == 1 ? "" : "es",
+		preload_processes(&s->procs), stacks,
 		s->artifact_path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
 		s->event_drops + s->stack_drops + s->event_lost,
-		s->events.episodes + s->stacks.episodes + s->waits.episodes,
+		episodes, episodes == 1 ? "" : "s",
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "",
 		s->corrupt ? ", CORRUPT RINGS (see above)" : "");
 }
@@ -1303,7 +1309,9 @@ int cmd_track(int argc, const char **argv)
 		error("no command given");
 		usage_with_options(track_usage, options);
 	}
-	s.command = join_args(argc, argv);
+	s.command = s.attach ? proc_tree__cmdline(s.attach[0]) : NULL;
+	if (!s.command)
+		s.command = join_args(argc, argv);
 	run_as__from_sudo(&s.run_as);
 
 	/* the stats file comes first, before anything needs privilege */
