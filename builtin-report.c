@@ -21,6 +21,7 @@
 #include "util/artifact.h"
 #include "util/demangle.h"
 #include "util/parse-options.h"
+#include "util/report-gates.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
@@ -50,6 +51,7 @@ struct report_opts {
 	/* the pids --pid, --comm and --children select, sorted */
 	int32_t *selected;
 	size_t nr_selected;
+	struct report_gates gates;	/* --fail-if */
 };
 
 /* ---- reading with progress -------------------------------------------- */
@@ -1278,6 +1280,7 @@ static int cmd_diff(const char *const *paths, struct report_opts *o)
 	const char *bpath = paths[0], *hpath = paths[1];
 	struct loaded base, head;
 	struct site_diff sd;
+	size_t crossed;
 	int ret = 0;
 
 	if (load_summary(bpath, o, &base))
@@ -1295,11 +1298,12 @@ static int cmd_diff(const char *const *paths, struct report_opts *o)
 	}
 	if (!ret)
 		site_diff__exit(&sd);
+	crossed = report_gates__run(&o->gates, &base.s, &head.s);
 	if (base.truncated || head.truncated)
 		ret = -1;
 	report_summary__exit(&base.s);
 	report_summary__exit(&head.s);
-	return ret ? 1 : 0;
+	return ret ? 1 : crossed ? REPORT_EXIT_LIMIT : 0;
 }
 
 /* ---- --flamegraph ----------------------------------------------------------- */
@@ -1335,6 +1339,7 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 {
 	const char *path = paths[0];
 	struct loaded l;
+	size_t crossed;
 	int ret = 0;
 
 	if (load_summary(path, o, &l))
@@ -1345,10 +1350,11 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 		ret = print_summary(&l, path, o);
 	if (!ret && o->timeline)
 		ret = plot_timeline(&l.s, o->timeline);
+	crossed = report_gates__run(&o->gates, NULL, &l.s);
 	if (l.truncated)
 		ret = -1;
 	report_summary__exit(&l.s);
-	return ret ? 1 : 0;
+	return ret ? 1 : crossed ? REPORT_EXIT_LIMIT : 0;
 }
 
 /* ---- modes: what report prints, and the options that go with each ---------- */
@@ -1356,7 +1362,7 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 /* the options that some modes take and others do not */
 enum report_opt {
 	RO_JSON, RO_TIMELINE, RO_PID, RO_COMM, RO_CHILDREN, RO_TIME,
-	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_MAX,
+	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_FAIL_IF, RO_MAX,
 };
 
 #define RO(o)		(1u << RO_##o)
@@ -1367,7 +1373,7 @@ static const char *const report_opt_names[RO_MAX] = {
 	[RO_JSON] = "--json", [RO_TIMELINE] = "--timeline", [RO_PID] = "--pid",
 	[RO_COMM] = "--comm", [RO_CHILDREN] = "--children", [RO_TIME] = "--time",
 	[RO_SORT] = "--sort", [RO_TOP] = "--top", [RO_DEPTH] = "--stack-depth",
-	[RO_WEIGHT] = "--weight",
+	[RO_WEIGHT] = "--weight", [RO_FAIL_IF] = "--fail-if",
 };
 
 struct report_mode {
@@ -1383,10 +1389,10 @@ struct report_mode {
 
 static const struct report_mode report_modes[] = {
 	{ NULL, 0, "prints the summary", 1,
-	  RO(JSON) | RO(TIMELINE) | RO_FILTERS | RO_SITES, cmd_summary },
+	  RO(JSON) | RO(TIMELINE) | RO_FILTERS | RO_SITES | RO(FAIL_IF), cmd_summary },
 	{ MODE("--dump", dump), "prints every record", 1, 0, cmd_dump },
 	{ MODE("--diff", diff), "compares two artifacts", 2,
-	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES, cmd_diff },
+	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES | RO(FAIL_IF), cmd_diff },
 	{ MODE("--flamegraph", flamegraph), "prints every stack", 1,
 	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
 };
@@ -1428,7 +1434,7 @@ static int check_options(const struct report_opts *o, int argc,
 		[RO_JSON] = o->json, [RO_TIMELINE] = o->timeline, [RO_PID] = o->pids,
 		[RO_COMM] = o->comm, [RO_CHILDREN] = o->children, [RO_TIME] = o->time,
 		[RO_SORT] = o->sort, [RO_TOP] = o->top_arg, [RO_DEPTH] = o->depth_arg,
-		[RO_WEIGHT] = o->weight,
+		[RO_WEIGHT] = o->weight, [RO_FAIL_IF] = o->gates.n > 0,
 	};
 	const struct report_mode *mode = report_modes;
 	unsigned int i;
@@ -1519,6 +1525,9 @@ int cmd_report(int argc, const char **argv)
 			   "draw the live heap over time into a PNG (gnuplot)"),
 		OPT_BOOLEAN(0, "no-demangle", &o.no_demangle,
 			    "symbol names as in the binaries, not demangled"),
+		OPT_CALLBACK(0, "fail-if", &o.gates, "limit",
+			     "exit 3 when the limit is crossed, e.g. peak>64MiB (repeatable)",
+			     report_gates__option),
 		OPT_BOOLEAN('q', "quiet", &o.quiet, "no progress line on stderr"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END(),
@@ -1535,9 +1544,12 @@ int cmd_report(int argc, const char **argv)
 		usage_with_options(usage, options);
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
+	if (report_gates__check_mode(&o.gates, o.diff))
+		usage_with_options(usage, options);
 
 	ret = mode->run(argv, &o);
 	free(o.selected);
 	free(o.pid_list);
+	report_gates__exit(&o.gates);
 	return ret;
 }
