@@ -1500,6 +1500,7 @@ int cmd_report(int argc, const char **argv)
 		"memtrack report [<options>] <artifact>",
 		"memtrack report --flamegraph [--weight=<bytes|count>] <artifact>",
 		"memtrack report --diff <base> <head>",
+		"memtrack report [--diff] --fail-if=<limit>... <artifact>...",
 		NULL
 	};
 	struct option options[] = {
