@@ -240,7 +240,7 @@ bench: deps
 	$(Q)OUTPUT=$(OUTPUT) bench/run.sh
 
 doc:
-	$(Q)$(MAKE) -C Documentation OUTPUT=$(abspath $(OUTPUT))/Documentation
+	$(Q)$(MAKE) -C Documentation OUTPUT=$(abspath $(OUTPUT))/Documentation VERSION=$(VERSION)
 
 check:
 	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh scripts/*.sh bench/*.sh .ci/run

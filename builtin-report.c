@@ -20,6 +20,7 @@
 #include "builtin.h"
 #include "util/artifact.h"
 #include "util/demangle.h"
+#include "util/json-schema.h"
 #include "util/parse-options.h"
 #include "util/report-gates.h"
 #include "util/report-sites.h"
@@ -1040,6 +1041,7 @@ static cJSON *json_summary(struct loaded *l, const char *path,
 	const struct report_process **sorted;
 	size_t i;
 
+	cJSON_AddStringToObject(o, "schema", JSON_SCHEMA_REPORT);
 	cJSON_AddStringToObject(o, "artifact", path);
 	json_heap(o, s, &s->total);
 	cJSON_AddBoolToObject(o, "truncated", l->truncated);
@@ -1294,6 +1296,7 @@ static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
 	cJSON *o = cJSON_CreateObject(), *b, *h, *c;
 	size_t i;
 
+	cJSON_AddStringToObject(o, "schema", JSON_SCHEMA_REPORT_DIFF);
 	b = cJSON_AddObjectToObject(o, "base");
 	h = cJSON_AddObjectToObject(o, "head");
 	c = cJSON_AddObjectToObject(o, "change_pct");

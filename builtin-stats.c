@@ -13,6 +13,7 @@
 
 #include "builtin.h"
 #include "cJSON.h"
+#include "util/json-schema.h"
 #include "util/parse-options.h"
 #include "util/stats-derive.h"
 #include "util/stats-plot.h"
@@ -388,6 +389,7 @@ static int print_json(const struct stats_cmd *cmd)
 
 	if (!doc)
 		return error("out of memory printing JSON");
+	cJSON_AddStringToObject(doc, "schema", JSON_SCHEMA_STATS);
 	files = cJSON_AddArrayToObject(doc, "files");
 	for (i = 0; i < cmd->nr_files; i++)
 		cJSON_AddItemToArray(files, file_to_json(cmd->files[i]));
