@@ -26,6 +26,7 @@
 #include "util/backend.h"
 #include "util/bpf_track.h"
 #include "util/encoder.h"
+#include "util/kernel-check.h"
 #include "util/merge.h"
 #include "util/parse-options.h"
 #include "util/pipeline-stats.h"
@@ -1269,12 +1270,15 @@ int cmd_track(int argc, const char **argv)
 	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char **cmd_argv;
 	uint32_t prog_ids[16];
+	char lacks[512];
 	int err, nprogs;
 
 	argc = parse_options(argc, argv, options, track_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
 	if (validate_options(&s))
 		usage_with_options(track_usage, options);
+	if (kernel_check__track(lacks, sizeof(lacks)))
+		die("this kernel lacks what memtrack track needs: %s", lacks);
 	if (opts.check_bpf)
 		return check_bpf();
 	if (argc > 0 && !strcmp(argv[0], "--")) {
