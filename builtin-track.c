@@ -36,6 +36,7 @@
 #include "util/resolver.h"
 #include "util/shim-host.h"
 #include "util/stack-ids.h"
+#include "util/status-line.h"
 #include "util/spawn.h"
 #include "util/stop-mirror.h"
 #include "util/usage.h"
@@ -135,6 +136,7 @@ struct track_session {
 	uint64_t event_lost;		/* in rings dropped as corrupt */
 	pthread_t sampler;
 	atomic_bool sampling;
+	struct status_line *status_line;	/* on a terminal, while the command runs */
 };
 
 static volatile pid_t forward_to;
@@ -690,6 +692,18 @@ static void events_woke(void *ctx)
 static void on_window(const struct encoder_window_stats *w, void *arg)
 {
 	pstats__encode(arg, w);
+}
+
+/* the figures of the live status line, read from its thread */
+static void status_figures(struct status_figures *f, void *arg)
+{
+	struct track_session *s = arg;
+
+	f->events = encoder__events_in(s->enc);
+	f->processes = __atomic_load_n(&s->procs.count, __ATOMIC_RELAXED);
+	f->episodes = __atomic_load_n(&s->events.episodes, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&s->stacks.episodes, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&s->waits.episodes, __ATOMIC_RELAXED);
 }
 
 /* a `backlog` row every 10 ms: what the pollers sent, what the encoder took */
@@ -1365,10 +1379,13 @@ int cmd_track(int argc, const char **argv)
 		attach_to_tree(&s);
 	}
 	start_pipeline(&s);
+	if (!opts.quiet)
+		s.status_line = status_line__start(STDERR_FILENO, status_figures, &s);
 	if (s.attach)
 		run_attached(&s);
 	else
 		run_child(&s);
+	status_line__stop(s.status_line);
 	err = finish_pipeline(&s);
 	print_summary(&s);
 
