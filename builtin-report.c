@@ -23,6 +23,7 @@
 #include "util/json-schema.h"
 #include "util/parse-options.h"
 #include "util/report-gates.h"
+#include "util/report-hints.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-suppress.h"
@@ -758,6 +759,7 @@ static int print_sites(struct loaded *l, const struct report_opts *o)
 static int print_summary(struct loaded *l, const char *path, const struct report_opts *o)
 {
 	print_header(&l->s, path);
+	report_hints__print(&l->s, stdout);
 	if (l->truncated)
 		printf("# TRUNCATED: only the records before the error below\n");
 	print_counts(l->s.total.counts);
