@@ -80,6 +80,7 @@ static struct track_opts {
 	const char *backend;
 	uint64_t heap_ring_size;
 	bool tolerate_drops;
+	bool stop_with_root;
 	bool quiet;
 	bool check_bpf;
 } opts = {
@@ -109,6 +110,7 @@ struct track_session {
 	uint64_t heap_size;		/* the most the live rings ever had: the last ring_open row */
 	unsigned int refused;		/* processes --backend preload could not take */
 	unsigned int corrupt;		/* processes whose ring broke the rules */
+	unsigned int blind;		/* static stripped processes: allocations unseen */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
 	struct pstats *stats;
 	struct encoder *enc;
@@ -134,6 +136,7 @@ struct track_session {
 	uint64_t start_ns, end_ns;
 	uint64_t event_drops, stack_drops;
 	uint64_t event_lost;		/* in rings dropped as corrupt */
+	unsigned int running;		/* tracked processes alive when memtrack stopped */
 	pthread_t sampler;
 	atomic_bool sampling;
 	struct status_line *status_line;	/* on a terminal, while the command runs */
@@ -428,6 +431,23 @@ static void check_pending(struct track_session *s, pid_t pid, const struct code_
 }
 
 /*
+ * A static executable whose allocator functions have no symbols (stripped)
+ * cannot be probed: its allocations go unseen, which is said, not hidden.
+ */
+static void check_blind(struct track_session *s, pid_t pid, const struct code_scan *scan)
+{
+	struct process *p;
+
+	if (scan->allocator || scan->foreign || !backend__static_exe(pid))
+		return;
+	p = proc_table__get(&s->procs, pid);
+	warning("pid %d (%s, %s) is a static executable without allocator symbols "
+		"(stripped): its allocations are not seen", pid, comm_of(s, pid),
+		p && p->exe[0] ? p->exe : "?");
+	s->blind++;
+}
+
+/*
  * A tracked process exec'd or mapped code not seen before: choose its
  * backend, probe what needs it, note its mappings for the resolver (it may
  * be gone when its stacks are), resume it.
@@ -441,6 +461,8 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 		choose_backend(s, e->pid);
 	probe_process(s, e->pid, &scan);
 	check_pending(s, e->pid, &scan);
+	if (e->exit_code == MT_NEW_CODE_EXEC)
+		check_blind(s, e->pid, &scan);
 	if (s->sym && e->exit_code == MT_NEW_CODE_EXEC)
 		symbolizer__exec(s->sym, e->pid);
 	else if (s->sym && e->exit_code == MT_NEW_CODE_MMAP)
@@ -853,6 +875,22 @@ static void start_pipeline(struct track_session *s)
 	start_backlog_sampler(s);
 }
 
+#define FOLLOW_POLL_NS	(20 * NSEC_PER_MSEC)
+
+/*
+ * The root is gone: the rest of the tree (orphans, daemons) is followed
+ * until its last process exits, as strace -f does, unless asked not to or
+ * interrupted; what still runs then is said, in the summary and in Meta.
+ */
+static void follow_the_rest(struct track_session *s)
+{
+	struct timespec ts = { .tv_nsec = FOLLOW_POLL_NS };
+
+	while (!opts.stop_with_root && !interrupted && bpf_track__tracked(s->bpf))
+		nanosleep(&ts, NULL);
+	s->running = bpf_track__tracked(s->bpf);
+}
+
 static void run_child(struct track_session *s)
 {
 	pid_t pid = s->child.pid;
@@ -878,6 +916,7 @@ static void run_child(struct track_session *s)
 			die_errno("waitpid");
 	}
 	forward_to = -1;	/* reaped: its pid may be anyone's now */
+	follow_the_rest(s);
 	s->end_ns = now_ns();
 }
 
@@ -947,6 +986,7 @@ static void run_attached(struct track_session *s)
 		fprintf(stderr, "memtrack: tracking pid %s and its descendants; "
 			"Ctrl-C to stop\n", opts.attach_pids);
 	wait_for_attached(s);
+	follow_the_rest(s);
 	s->end_ns = now_ns();
 }
 
@@ -967,6 +1007,10 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 		artifact_record__set_attached(&run, true);
 	else
 		artifact_record__set_exit_code(&run, s->status);
+	if (s->running)
+		artifact_record__set_running(&run, s->running);
+	if (s->blind)
+		artifact_record__set_blind(&run, s->blind);
 	artifact__pack_meta(pk, &run);
 }
 
@@ -1079,7 +1123,7 @@ static size_t preload_processes(const struct proc_table *pt)
 static void print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
-	char size[32], stacks[64] = "";
+	char size[32], stacks[64] = "", running[64] = "", blind[64] = "";
 	uint64_t episodes;
 
 	if (opts.quiet)
@@ -1089,16 +1133,22 @@ static void print_summary(struct track_session *s)
 		snprintf(stacks, sizeof(stacks), ", %lu stack%s of %lu frame%s",
 			 resolver__stacks(s->resolver), resolver__stacks(s->resolver) == 1 ? "" : "s",
 			 resolver__frames(s->resolver), resolver__frames(s->resolver) == 1 ? "" : "s");
+	if (s->running)
+		snprintf(running, sizeof(running), ", %u STILL RUNNING, NOT FOLLOWED", s->running);
+	if (s->blind)
+		snprintf(blind, sizeof(blind), ", %u PROCESS%s NOT SEEN (static, stripped)",
+			 s->blind, s->blind == 1 ? "" : "ES");
 	episodes = s->events.episodes + s->stacks.episodes + s->waits.episodes;
 	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%zu preload)%s, '%s' (%s), "
-		"%lu drops, %lu pressure episode%s%s%s ]\n",
+		"%lu drops, %lu pressure episode%s%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, s->procs.count == 1 ? "" : "es",
 		preload_processes(&s->procs), stacks,
 		s->artifact_path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
 		s->event_drops + s->stack_drops + s->event_lost,
 		episodes, episodes == 1 ? "" : "s",
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "",
-		s->corrupt ? ", CORRUPT RINGS (see above)" : "");
+		s->corrupt ? ", CORRUPT RINGS (see above)" : "",
+		running, blind);
 }
 
 static int exit_status(const struct track_session *s, int err)
@@ -1274,6 +1324,8 @@ int cmd_track(int argc, const char **argv)
 			   "auto (default: preload shim, else BPF), preload or bpf"),
 		OPT_BOOLEAN(0, "tolerate-drops", &opts.tolerate_drops,
 			    "exit with the command's status even if events were dropped"),
+		OPT_BOOLEAN(0, "stop-with-root", &opts.stop_with_root,
+			    "stop when the root exits, not when the whole tree has"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose (libbpf's log with -vv)"),
 		OPT_BOOLEAN(0, "check-bpf", &opts.check_bpf,

@@ -350,6 +350,20 @@ static long vma_file_id(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/*
+ * The process whose memory an event is about: a vfork child (until it
+ * execs or exits) runs in its parent's, and what it allocates there its
+ * parent frees (a shell's vfork child does), as the shim counts it too.
+ */
+static __always_inline __u32 owner_tgid(__u64 id)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+
+	if (kernel_ptr(task, koff.task_vfork_done))
+		return kernel_u32(kernel_ptr(task, koff.task_real_parent), koff.task_tgid);
+	return id >> 32;
+}
+
 static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 					     __u64 old_addr, __u64 stack)
 {
@@ -364,7 +378,7 @@ static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 		return;
 	}
 	e->kind = kind;
-	e->pid = id >> 32;
+	e->pid = owner_tgid(id);
 	e->tid = (__u32)id;
 	e->flags = stack && call_graph == MT_CALL_GRAPH_DWARF ? MT_EVENT_STACK_SEQ : 0;
 	e->ts = bpf_ktime_get_ns();

@@ -184,6 +184,8 @@ struct mt_kernel_offsets {
 	__u32 sb_dev;			/* dev_t */
 	__u32 vma_file;			/* struct file * */
 	__u32 task_mm;			/* struct mm_struct * */
+	__u32 task_vfork_done;		/* struct completion *, set in a vfork child */
+	__u32 task_real_parent;		/* struct task_struct * */
 	__u32 mm_start_stack;		/* unsigned long */
 };
 

@@ -39,5 +39,7 @@ int backend__find_shim(struct shim_env *env, const char *libdir);
  * there in its root.
  */
 const char *backend__refusal(pid_t pid, const struct shim_env *env);
+/* pid's executable is static (no PT_INTERP) */
+bool backend__static_exe(pid_t pid);
 
 #endif

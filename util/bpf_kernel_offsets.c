@@ -36,6 +36,8 @@ static const struct kernel_field fields[] = {
 	FIELD("super_block", "s_dev", 4, sb_dev),
 	FIELD("vm_area_struct", "vm_file", 8, vma_file),
 	FIELD("task_struct", "mm", 8, task_mm),
+	FIELD("task_struct", "vfork_done", 8, task_vfork_done),
+	FIELD("task_struct", "real_parent", 8, task_real_parent),
 	FIELD("mm_struct", "start_stack", 8, mm_start_stack),
 };
 

@@ -374,6 +374,21 @@ int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 	return 0;
 }
 
+unsigned int bpf_track__tracked(struct bpf_track *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tracked);
+	__u32 key, next;
+	unsigned int n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
 int bpf_track__mode(struct bpf_track *t, pid_t pid)
 {
 	__u32 key = pid;

@@ -55,6 +55,8 @@ int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
 unsigned int bpf_track__probe_failures(struct bpf_track *t);
 /* tracks pid (mode != 0) as mode says */
 int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode);
+/* how many processes are tracked (BPF forgets each at its exit) */
+unsigned int bpf_track__tracked(struct bpf_track *t);
 /* pid's mode, 0 when not tracked */
 int bpf_track__mode(struct bpf_track *t, pid_t pid);
 /* dwarf: stack copies of thread tid need go no higher than end */
