@@ -469,11 +469,12 @@ static void print_header(const struct report_summary *s, const char *path)
 			       m->drops_events, m->drops_total - m->drops_events);
 		putchar('\n');
 		if (m->running)
-			printf("# the run stopped with %u processes of the tree still running: "
-			       "what they did after it is not here\n", m->running);
+			printf("# the run stopped with %u process%s of the tree still running: "
+			       "what they did after it is not here\n", m->running,
+			       m->running == 1 ? "" : "es");
 		if (m->blind)
-			printf("# %u static stripped processes: their allocations are not here\n",
-			       m->blind);
+			printf("# %u static stripped process%s: their allocations are not here\n",
+			       m->blind, m->blind == 1 ? "" : "es");
 		if (m->attached)
 			printf("# attached to running processes: allocations made before "
 			       "attaching are unknown; frees of their blocks are counted "
