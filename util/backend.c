@@ -146,7 +146,7 @@ static bool environ_has_shim(pid_t pid, const struct shim_env *env)
 	return preload && name;
 }
 
-static bool secure_exec(pid_t pid)
+bool backend__secure_exec(pid_t pid)
 {
 	size_t len, i;
 	Elf64_auxv_t *auxv = (Elf64_auxv_t *)read_proc(pid, "auxv", &len);
@@ -277,7 +277,7 @@ const char *backend__refusal(pid_t pid, const struct shim_env *env)
 
 	if (!why && !environ_has_shim(pid, env))
 		why = "its environment does not carry the preload shim";
-	if (!why && secure_exec(pid))
+	if (!why && backend__secure_exec(pid))
 		why = "a secure exec (setuid, setgid or file capabilities)";
 	if (!why && !shim_visible(pid, env))
 		why = "the preload shim is not in its root";

@@ -58,6 +58,11 @@ int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 	return -EOPNOTSUPP;
 }
 
+void bpf_track__untrack(struct bpf_track *t, pid_t pid)
+{
+	(void)t, (void)pid;
+}
+
 unsigned int bpf_track__tracked(struct bpf_track *t)
 {
 	(void)t;

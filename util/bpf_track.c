@@ -374,6 +374,14 @@ int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 	return 0;
 }
 
+void bpf_track__untrack(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_track__unlink_process(t, pid);
+	bpf_map__delete_elem(t->skel->maps.tracked, &key, sizeof(key), 0);
+}
+
 unsigned int bpf_track__tracked(struct bpf_track *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.tracked);

@@ -55,6 +55,8 @@ int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
 unsigned int bpf_track__probe_failures(struct bpf_track *t);
 /* tracks pid (mode != 0) as mode says */
 int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode);
+/* pid and what it forks from now on are not tracked */
+void bpf_track__untrack(struct bpf_track *t, pid_t pid);
 /* how many processes are tracked (BPF forgets each at its exit) */
 unsigned int bpf_track__tracked(struct bpf_track *t);
 /* pid's mode, 0 when not tracked */

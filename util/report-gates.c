@@ -462,11 +462,9 @@ static void print_crossing(const struct report_gate_crossing *c, FILE *out)
 	fprintf(out, "%s: ", g->expr);
 	if (c->proc) {
 		fprintf(out, "pid %d", c->proc->pid);
-		if (c->proc->comm) {
-			fputs(" (", out);
-			term_puts(c->proc->comm, out);
-			fputc(')', out);
-		}
+		/* raw: error() escapes the whole line for the terminal */
+		if (c->proc->comm)
+			fprintf(out, " (%s)", c->proc->comm);
 		fputs(": ", out);
 	}
 	fprintf(out, "%s ", report_gate__name(g));

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "quote.h"
 #include "report-hints.h"
 #include "report-sites.h"
 #include "util.h"
@@ -73,11 +74,11 @@ void report_hints__print(struct report_summary *s, FILE *out)
 	fputs("# hint: ", out);
 	if (h.proc) {
 		fprintf(out, "pid %d runs Python (", h.proc->pid);
-		term_puts(h.proc->exe ? h.proc->exe : h.proc->comm, out);
+		quote_term_fputs(h.proc->exe ? h.proc->exe : h.proc->comm, out);
 		fputs(")", out);
 	} else {
 		fputs("Python runs here (", out);
-		term_puts(h.module, out);
+		quote_term_fputs(h.module, out);
 		fputs(")", out);
 	}
 	fputs(", whose objects of up to 512 bytes\n"

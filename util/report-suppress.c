@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quote.h"
 #include "report-suppress.h"
 #include "util.h"
 
@@ -392,9 +393,9 @@ void report_suppressions__print(const struct report_suppressions *sup, FILE *out
 			human_bytes(r->bytes, bytes, sizeof(bytes)));
 		if (sup->rules[i].pattern) {
 			fputs("leak:", out);
-			term_puts(r->text, out);
+			quote_term_fputs(r->text, out);
 			fputs(" (", out);
-			term_puts(r->source, out);
+			quote_term_fputs(r->source, out);
 			fprintf(out, ":%u)\n", r->line);
 		} else {
 			fprintf(out, "%s (%s)\n", r->text, r->source);

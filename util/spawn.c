@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "spawn.h"
+#include "util.h"
 
 #define EXIT_NOT_FOUND		127
 #define EXIT_NOT_EXECUTABLE	126
@@ -31,6 +33,8 @@ static bool parse_id(const char *s, unsigned long *id)
 void run_as__from_sudo(struct run_as *as)
 {
 	unsigned long uid, gid;
+	struct passwd *pw;
+	int n = 0;
 
 	errno = 0;
 	as->nice = getpriority(PRIO_PROCESS, 0);
@@ -43,13 +47,20 @@ void run_as__from_sudo(struct run_as *as)
 	as->set = true;
 	as->uid = uid;
 	as->gid = gid;
+	as->groups = NULL;
+	as->ngroups = 0;
+	pw = getpwuid(uid);
+	if (!pw)
+		return;		/* no groups but its own gid, as before */
+	getgrouplist(pw->pw_name, gid, NULL, &n);
+	as->groups = calloc(n > 0 ? n : 1, sizeof(*as->groups));
+	if (as->groups && getgrouplist(pw->pw_name, gid, as->groups, &n) >= 0)
+		as->ngroups = n;
 }
 
-static int drop_privileges(const struct run_as *as)
+int run_as__drop(const struct run_as *as)
 {
-	struct passwd *pw = getpwuid(as->uid);
-
-	if (pw ? initgroups(pw->pw_name, as->gid) : setgroups(0, NULL))
+	if (setgroups(as->ngroups, as->groups))
 		return -1;
 	if (setgid(as->gid) || setuid(as->uid))
 		return -1;
@@ -89,11 +100,11 @@ static void child_main(const struct spawn *s, int go_fd, int ready_fd,
 
 	/*
 	 * Before saying it is ready: memtrack tracks the pid from then on,
-	 * and dropping privileges allocates (NSS lookups).
+	 * and nothing the switch does may be counted.
 	 */
 	signal(SIGPIPE, SIG_DFL);
 	setpriority(PRIO_PROCESS, 0, as->nice);
-	if (as->set && drop_privileges(as)) {
+	if (as->set && run_as__drop(as)) {
 		fprintf(stderr, "memtrack: cannot switch to uid %u: %s\n",
 			(unsigned int)as->uid, strerror(errno));
 		_exit(126);
@@ -165,4 +176,95 @@ void spawn__abort(struct spawn *s)
 		close(s->go_fd);
 	s->go_fd = -1;
 	waitpid(s->pid, NULL, 0);
+}
+
+struct call_reply {
+	int ret;
+	char why[256];
+};
+
+static int send_reply(int sock, const struct call_reply *r)
+{
+	ssize_t n = send_fds(sock, r, sizeof(*r), &r->ret, r->ret >= 0, 0);
+
+	return n < 0 ? n : 0;
+}
+
+/* the reply, with the fd received in place of the child's number */
+static int receive_reply(int sock, struct call_reply *r)
+{
+	int fd, nfds;
+	ssize_t n = recv_fds(sock, r, sizeof(*r), &fd, 1, &nfds);
+
+	if (n != sizeof(*r)) {
+		if (nfds)
+			close(fd);
+		return n < 0 ? n : -EPROTO;
+	}
+	r->why[sizeof(r->why) - 1] = 0;
+	if (r->ret < 0)
+		return 0;
+	if (!nfds)
+		return -EPROTO;
+	r->ret = fd;
+	return 0;
+}
+
+static void __attribute__((noreturn)) call_child(int sock, const struct run_as *as,
+						  run_as_fn *fn, void *arg)
+{
+	struct call_reply r = { 0 };
+
+	if (run_as__drop(as)) {
+		r.ret = -errno;
+		snprintf(r.why, sizeof(r.why), "cannot switch to uid %u: %s",
+			 (unsigned int)as->uid, strerror(errno));
+	} else {
+		r.ret = fn(arg, r.why, sizeof(r.why));
+		if (r.ret < 0 && !r.why[0])
+			snprintf(r.why, sizeof(r.why), "%s", strerror(-r.ret));
+	}
+	_exit(send_reply(sock, &r) ? 1 : 0);
+}
+
+int run_as__call(const struct run_as *as, run_as_fn *fn, void *arg, char *why,
+		 size_t why_len)
+{
+	struct call_reply r = { .ret = -EPROTO };
+	int fds[2], err, status;
+	pid_t pid;
+
+	why[0] = 0;
+	if (!as->set) {
+		r.ret = fn(arg, why, why_len);
+		if (r.ret < 0 && !why[0])
+			snprintf(why, why_len, "%s", strerror(-r.ret));
+		return r.ret;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (!pid) {
+		close(fds[0]);
+		call_child(fds[1], as, fn, arg);
+	}
+	close(fds[1]);
+	err = receive_reply(fds[0], &r);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (err) {
+		snprintf(why, why_len, "the process running as uid %u failed",
+			 (unsigned int)as->uid);
+		return err;
+	}
+	snprintf(why, why_len, "%s", r.why);
+	return r.ret;
 }

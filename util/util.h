@@ -17,9 +17,6 @@ uint64_t now_ns(void);
 /* memtrack's own resident set size in bytes, 0 if unknown */
 uint64_t self_rss_bytes(void);
 
-/* mkdir -p; returns 0 or -errno */
-int mkdir_p(const char *path, mode_t mode);
-
 /* write() all of buf, retrying on EINTR and short writes; 0 or -errno */
 int write_all(int fd, const void *buf, size_t len);
 
@@ -30,12 +27,20 @@ int write_all(int fd, const void *buf, size_t len);
  */
 int grow_array(void **p, size_t *cap, size_t need, size_t size);
 
+#define SEND_FDS_MAX	32	/* fds in one message */
+
 /*
- * Writes s, a string from a file (a symbol, a path), for a terminal: control
- * characters and DEL become \xNN, so that no escape sequence of the file's
- * author reaches the terminal.  The one escaping helper of text output.
+ * One message of len bytes on a unix socket, with n fds (at most
+ * SEND_FDS_MAX) passed along (SCM_RIGHTS); MSG_NOSIGNAL is added to
+ * flags.  Returns the bytes sent, or -errno.
  */
-void term_puts(const char *s, FILE *out);
+ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, int n, int flags);
+/*
+ * One message into buf, the fds passed along into fds (at most max, the
+ * others closed; O_CLOEXEC), their number in *nfds.  Returns the bytes
+ * read (0 at EOF), or -errno; EINTR is retried.
+ */
+ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds);
 
 /* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
 const char *human_bytes(uint64_t n, char *buf, size_t size);
