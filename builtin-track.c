@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/bpf.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -139,6 +140,7 @@ struct track_session {
 	int status;			/* the root's wait status */
 	uint64_t start_ns, end_ns;
 	uint64_t event_drops, stack_drops;
+	uint64_t probe_runs[MT_PROBE_MAX];
 	uint64_t event_lost;		/* in rings dropped as corrupt */
 	unsigned int running;		/* tracked processes alive when memtrack stopped */
 	pthread_t sampler;
@@ -1161,6 +1163,8 @@ static int finish_pipeline(struct track_session *s)
 	pressure__release_all(bpf_track__pressure_fd(s->bpf));
 	s->event_drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
 	s->stack_drops = bpf_track__drops(s->bpf, MT_RING_STACKS);
+	s->probe_runs[MT_PROBE_ENTRY] = bpf_track__probe_runs(s->bpf, MT_PROBE_ENTRY);
+	s->probe_runs[MT_PROBE_RETURN] = bpf_track__probe_runs(s->bpf, MT_PROBE_RETURN);
 
 	ret = encoder__drain(s->enc);
 	stop_backlog_sampler(s);
@@ -1195,6 +1199,16 @@ static void print_unwind_stats(struct track_session *s)
 		st.raw ? (double)st.frames / st.raw : 0.0, st.stacks);
 }
 
+/* -v: what the tracked tree paid in the BPF path (nothing outside it does) */
+static void print_probe_runs(struct track_session *s)
+{
+	if (verbose < 1)
+		return;
+	fprintf(stderr, "memtrack track: the allocator probes ran %" PRIu64 " times at entry, "
+		"%" PRIu64 " at return\n", s->probe_runs[MT_PROBE_ENTRY],
+		s->probe_runs[MT_PROBE_RETURN]);
+}
+
 /* processes traced through the preload shim (or that would have been, had they allocated) */
 static size_t preload_processes(const struct proc_table *pt)
 {
@@ -1211,9 +1225,10 @@ static void print_summary(struct track_session *s)
 	char size[32], stacks[64] = "", running[64] = "", blind[64] = "", path[PATH_MAX];
 	uint64_t episodes;
 
+	print_unwind_stats(s);
+	print_probe_runs(s);
 	if (opts.quiet)
 		return;
-	print_unwind_stats(s);
 	quote_term_escape(path, sizeof(path), s->artifact_path);
 	if (s->resolver)
 		snprintf(stacks, sizeof(stacks), ", %lu stack%s of %lu frame%s",

@@ -175,6 +175,13 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_PROBE_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_runs SEC(".maps");
+
 /* an allocator call in progress on a thread: the outermost one's arguments */
 struct call_state {
 	__u64 args[3];
@@ -230,6 +237,14 @@ static __always_inline __u8 mode_of(__u32 tgid)
 static __always_inline void count_drop(__u32 ring)
 {
 	__u64 *n = bpf_map_lookup_elem(&drops, &ring);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void count_run(__u32 probe)
+{
+	__u64 *n = bpf_map_lookup_elem(&probe_runs, &probe);
 
 	if (n)
 		(*n)++;
@@ -605,8 +620,10 @@ int BPF_KPROBE(alloc_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct call_state *st, new = {};
-	int shape = probe_shape(ctx, id >> 32);
+	int shape;
 
+	count_run(MT_PROBE_ENTRY);
+	shape = probe_shape(ctx, id >> 32);
 	if (shape < 0)
 		return 0;
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
@@ -695,6 +712,7 @@ int BPF_KRETPROBE(alloc_exit)
 {
 	struct call_state *st, call;
 
+	count_run(MT_PROBE_RETURN);
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
 	if (!st || !st->depth)
 		return 0;

@@ -196,4 +196,11 @@ enum mt_ring_id {
 	MT_RING_MAX,
 };
 
+/* the allocator probes' runs, counted per CPU: what the tracked tree paid */
+enum mt_probe_id {
+	MT_PROBE_ENTRY,
+	MT_PROBE_RETURN,
+	MT_PROBE_MAX,
+};
+
 #endif

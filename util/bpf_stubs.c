@@ -111,6 +111,12 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	return 0;
 }
 
+uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe)
+{
+	(void)t, (void)probe;
+	return 0;
+}
+
 void bpf_track__stop_tracing(struct bpf_track *t)
 {
 	(void)t;

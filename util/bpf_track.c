@@ -455,10 +455,10 @@ const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
 	return (const volatile uint64_t *)&t->skel->bss->pressure_stops;
 }
 
-uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
+/* a per-CPU counter's sum over the CPUs */
+static uint64_t percpu_sum(const struct bpf_map *map, __u32 key)
 {
 	int ncpus = libbpf_num_possible_cpus(), i;
-	__u32 key = ring;
 	uint64_t sum = 0;
 	__u64 *vals;
 
@@ -467,11 +467,21 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	vals = calloc(ncpus, sizeof(*vals));
 	if (!vals)
 		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.drops), &key, vals))
+	if (!bpf_map_lookup_elem(bpf_map__fd(map), &key, vals))
 		for (i = 0; i < ncpus; i++)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
+{
+	return percpu_sum(t->skel->maps.drops, ring);
+}
+
+uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe)
+{
+	return percpu_sum(t->skel->maps.probe_runs, probe);
 }
 
 void bpf_track__stop_tracing(struct bpf_track *t)

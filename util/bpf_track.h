@@ -70,6 +70,8 @@ int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring);
+/* how many times the allocator probes ran, in any process (the tracked ones only) */
+uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe);
 /* ends the run: the probes produce nothing more, though still attached */
 void bpf_track__stop_tracing(struct bpf_track *t);
 /*
