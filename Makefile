@@ -8,8 +8,13 @@
 #   VMLINUX_H=<file>    use this vmlinux.h instead of generating it from BTF
 #   VMLINUX_BTF=<file>  BTF to generate vmlinux.h from (default /sys/kernel/btf/vmlinux)
 #   EXTRA_CFLAGS        appended to CFLAGS
+#   prefix=<dir>        where install puts memtrack (default /usr/local); the
+#                       preload shim's directory, <prefix>/lib/memtrack, is
+#                       compiled in
+#   DESTDIR=<dir>       install under <dir> as if it were / (for packages)
 #
-# Targets: all (default), test, demo, deps, bench, doc, check, clean, help
+# Targets: all (default), test, demo, deps, bench, doc, install, uninstall,
+#          check, clean, help
 
 MAKEFLAGS += -r
 
@@ -75,16 +80,27 @@ WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test demo deps bench doc check clean help workloads unit
+.PHONY: all test demo deps bench doc check clean help workloads unit install uninstall FORCE
 
 # with O=<dir>, the binary goes there too; the preload shim lies next to it
 MEMTRACK := $(if $(O),$(OUTPUT)/memtrack,memtrack)
 SHIM := $(dir $(MEMTRACK))libmemtrack-preload.so
+COMPLETION := $(OUTPUT)/memtrack.bash
+
+prefix ?= /usr/local
+bindir ?= $(prefix)/bin
+memtracklibdir ?= $(prefix)/lib/memtrack
+datadir ?= $(prefix)/share
+mandir ?= $(datadir)/man
+docdir ?= $(datadir)/doc/memtrack
+bashcompdir ?= $(datadir)/bash-completion/completions
+INSTALL ?= install
 
 all: $(MEMTRACK) $(SHIM) workloads
 
+# the comment block at the top, without its '#'s
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^[^#]/s/^# \{0,1\}//p' Makefile
 
 $(MEMTRACK): $(CMD_OBJS) $(UTIL_OBJS)
 	$(call msg,LINK,$@)
@@ -96,6 +112,13 @@ $(OUTPUT)/%.o: %.c | $(OUTPUT)/util $(OUTPUT)/tests/unit
 
 $(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit $(OUTPUT)/preload:
 	$(Q)mkdir -p $@
+
+# where track looks for the shim after its own directory: compiled in, and
+# written down, so that another prefix rebuilds what uses it
+$(OUTPUT)/builtin-track.o: CFLAGS += -DMEMTRACK_LIBDIR='"$(memtracklibdir)"'
+$(OUTPUT)/builtin-track.o: $(OUTPUT)/MEMTRACK-LIBDIR
+$(OUTPUT)/MEMTRACK-LIBDIR: FORCE | $(OUTPUT)/util
+	$(Q)echo '$(memtracklibdir)' | cmp -s - $@ || echo '$(memtracklibdir)' > $@
 
 # the preload shim: loaded into traced processes, so nothing it exports but
 # the functions it interposes, no library but libc, unwind tables that C++
@@ -244,7 +267,39 @@ bench: deps
 	$(Q)OUTPUT=$(OUTPUT) bench/run.sh
 
 doc:
-	$(Q)$(MAKE) -C Documentation OUTPUT=$(abspath $(OUTPUT))/Documentation
+	$(Q)$(MAKE) -C Documentation OUTPUT=$(abspath $(OUTPUT))/Documentation VERSION=$(VERSION)
+
+# bash completion, from the lists of commands and options memtrack gives
+$(COMPLETION): $(MEMTRACK) scripts/gen-completion.sh
+	$(call msg,GEN,$@)
+	$(Q)scripts/gen-completion.sh $(abspath $(MEMTRACK)) > $@
+
+MAN_PAGES := $(patsubst Documentation/%.txt,$(OUTPUT)/Documentation/%.1,\
+	$(wildcard Documentation/memtrack*.txt))
+SCHEMAS := $(wildcard Documentation/*.schema.json)
+
+install: $(MEMTRACK) $(SHIM) $(COMPLETION) doc
+	$(call msg,INSTALL,$(DESTDIR)$(prefix))
+	$(Q)$(INSTALL) -d -m 755 $(DESTDIR)$(bindir) $(DESTDIR)$(memtracklibdir) \
+		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(docdir) $(DESTDIR)$(bashcompdir) \
+		$(DESTDIR)$(datadir)/memtrack/schema
+	$(Q)$(INSTALL) -m 755 $(MEMTRACK) $(DESTDIR)$(bindir)/memtrack
+	$(Q)$(INSTALL) -m 755 $(SHIM) $(DESTDIR)$(memtracklibdir)/libmemtrack-preload.so
+	$(Q)$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man1/
+	$(Q)$(INSTALL) -m 644 $(COMPLETION) $(DESTDIR)$(bashcompdir)/memtrack
+	$(Q)$(INSTALL) -m 644 LICENSE README.md $(DESTDIR)$(docdir)/
+	$(Q)$(INSTALL) -m 644 $(SCHEMAS) $(DESTDIR)$(datadir)/memtrack/schema/
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(prefix))
+	$(Q)rm -f $(DESTDIR)$(bindir)/memtrack \
+		$(DESTDIR)$(memtracklibdir)/libmemtrack-preload.so \
+		$(addprefix $(DESTDIR)$(mandir)/man1/,$(notdir $(MAN_PAGES))) \
+		$(DESTDIR)$(bashcompdir)/memtrack $(DESTDIR)$(docdir)/LICENSE \
+		$(DESTDIR)$(docdir)/README.md \
+		$(addprefix $(DESTDIR)$(datadir)/memtrack/schema/,$(notdir $(SCHEMAS)))
+	$(Q)rmdir $(DESTDIR)$(memtracklibdir) $(DESTDIR)$(docdir) \
+		$(DESTDIR)$(datadir)/memtrack/schema $(DESTDIR)$(datadir)/memtrack 2>/dev/null || true
 
 check:
 	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh scripts/*.sh bench/*.sh .ci/run

@@ -21,10 +21,14 @@
 #include "util/artifact.h"
 #include "util/demangle.h"
 #include "util/gnuplot.h"
+#include "util/json-schema.h"
 #include "util/parse-options.h"
 #include "util/quote.h"
+#include "util/report-gates.h"
+#include "util/report-hints.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
+#include "util/report-suppress.h"
 #include "util/report-timeline.h"
 #include "util/usage.h"
 #include "util/util.h"
@@ -52,6 +56,10 @@ struct report_opts {
 	/* the pids --pid, --comm and --children select, sorted */
 	int32_t *selected;
 	size_t nr_selected;
+	struct report_gates gates;	/* --fail-if */
+	const char *suppressions;	/* --suppressions */
+	bool no_default_suppressions;
+	struct report_suppressions *sup;
 };
 
 /* ---- reading with progress -------------------------------------------- */
@@ -391,6 +399,8 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		return error("out of memory");
 	}
 	report_sites__set_demangle(l->s.sites, !o->no_demangle);
+	l->s.suppressed = report_suppressions__take;
+	l->s.suppressed_arg = o->sup;
 	if (open_artifact(path, &a)) {
 		report_summary__exit(&l->s);
 		return -1;
@@ -412,6 +422,8 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		report_summary__exit(&l->s);
 		return -1;
 	}
+	if (report_suppressions__prepare(o->sup, l->s.sites))
+		l->s.suppressed = NULL;		/* out of memory: every block leaks */
 	report_summary__finish(&l->s);
 	l->s.records = artifact__records(a);
 	if (ret < 0) {
@@ -463,11 +475,12 @@ static void print_header(const struct report_summary *s, const char *path)
 			       m->drops_events, m->drops_total - m->drops_events);
 		putchar('\n');
 		if (m->running)
-			printf("# the run stopped with %u processes of the tree still running: "
-			       "what they did after it is not here\n", m->running);
+			printf("# the run stopped with %u process%s of the tree still running: "
+			       "what they did after it is not here\n", m->running,
+			       m->running == 1 ? "" : "es");
 		if (m->blind)
-			printf("# %u static stripped processes: their allocations are not here\n",
-			       m->blind);
+			printf("# %u static stripped process%s: their allocations are not here\n",
+			       m->blind, m->blind == 1 ? "" : "es");
 		if (m->attached)
 			printf("# attached to running processes: allocations made before "
 			       "attaching are unknown; frees of their blocks are counted "
@@ -509,6 +522,10 @@ static void print_heap(const struct report_summary *s)
 	       seconds(report_summary__rel_ns(s, h->peak_ts)));
 	printf("  %-20s %" PRIu64 " blocks, %s (%" PRIu64 " bytes)\n", "live at exit",
 	       h->leaked_count, HB(h->leaked_bytes), h->leaked_bytes);
+	if (h->suppressed_count)
+		printf("  %-20s %" PRIu64 " blocks, %s (%" PRIu64 " bytes) also live at exit, "
+		       "not counted (see Suppressed leaks)\n", "suppressed",
+		       h->suppressed_count, HB(h->suppressed_bytes), h->suppressed_bytes);
 	printf("  %-20s %" PRIu64 " (not allocated while tracked)\n", "unknown frees",
 	       h->unknown_frees);
 	printf("  %-20s %" PRIu64 " blocks (%.1f%%), %s\n", "temporary",
@@ -751,12 +768,17 @@ static int print_sites(struct loaded *l, const struct report_opts *o)
 static int print_summary(struct loaded *l, const char *path, const struct report_opts *o)
 {
 	print_header(&l->s, path);
+	report_hints__print(&l->s, stdout);
 	if (l->truncated)
 		printf("# TRUNCATED: only the records before the error below\n");
 	print_counts(l->s.total.counts);
 	print_heap(&l->s);
 	print_histogram(&l->s);
 	print_processes(&l->s);
+	if (l->s.total.suppressed_count) {
+		printf("\nSuppressed leaks (--no-default-suppressions counts the built-in ones)\n");
+		report_suppressions__print(o->sup, stdout);
+	}
 	return print_sites(l, o);
 }
 
@@ -810,6 +832,8 @@ static void json_heap(cJSON *o, const struct report_summary *s,
 	json_u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
 	json_u64(o, "leaked_count", h->leaked_count);
 	json_u64(o, "leaked_bytes", h->leaked_bytes);
+	json_u64(o, "suppressed_count", h->suppressed_count);
+	json_u64(o, "suppressed_bytes", h->suppressed_bytes);
 	json_u64(o, "unknown_frees", h->unknown_frees);
 	json_u64(o, "temporary_count", h->temporary_count);
 	json_u64(o, "temporary_bytes", h->temporary_bytes);
@@ -999,6 +1023,29 @@ static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *
 	return 0;
 }
 
+/* the rules of leak suppressions, and what each suppressed */
+static cJSON *json_suppressions(const struct report_suppressions *sup)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < report_suppressions__nr_rules(sup); i++) {
+		const struct report_suppression_rule *r = report_suppressions__rule(sup, i);
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "rule", r->text);
+		cJSON_AddStringToObject(e, "source", r->source);
+		if (r->line)
+			json_u64(e, "line", r->line);
+		else
+			cJSON_AddNullToObject(e, "line");
+		json_u64(e, "count", r->count);
+		json_u64(e, "bytes", r->bytes);
+		cJSON_AddItemToArray(a, e);
+	}
+	return a;
+}
+
 static cJSON *json_summary(struct loaded *l, const char *path,
 			   const struct report_opts *opts)
 {
@@ -1007,6 +1054,7 @@ static cJSON *json_summary(struct loaded *l, const char *path,
 	const struct report_process **sorted;
 	size_t i;
 
+	cJSON_AddStringToObject(o, "schema", JSON_SCHEMA_REPORT);
 	cJSON_AddStringToObject(o, "artifact", path);
 	json_heap(o, s, &s->total);
 	cJSON_AddBoolToObject(o, "truncated", l->truncated);
@@ -1029,6 +1077,7 @@ static cJSON *json_summary(struct loaded *l, const char *path,
 		cJSON_AddItemToArray(procs, json_process(s, sorted[i]));
 	free(sorted);
 	cJSON_AddItemToObject(o, "meta", json_meta(s));
+	cJSON_AddItemToObject(o, "suppressions", json_suppressions(opts->sup));
 	if (json_add_sites(o, l, opts)) {
 		cJSON_Delete(o);
 		return NULL;
@@ -1097,6 +1146,7 @@ static const struct diff_row diff_rows[] = {
 	DR("allocations", "allocations", false, allocs),
 	DR("live at exit", "leaked_bytes", true, leaked_bytes),
 	DR("blocks live at exit", "leaked_count", false, leaked_count),
+	DR("suppressed at exit", "suppressed_bytes", true, suppressed_bytes),
 	DR("temporary allocations", "temporary_count", false, temporary_count),
 	DR("unknown frees", "unknown_frees", false, unknown_frees),
 };
@@ -1256,6 +1306,7 @@ static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
 	cJSON *o = cJSON_CreateObject(), *b, *h, *c;
 	size_t i;
 
+	cJSON_AddStringToObject(o, "schema", JSON_SCHEMA_REPORT_DIFF);
 	b = cJSON_AddObjectToObject(o, "base");
 	h = cJSON_AddObjectToObject(o, "head");
 	c = cJSON_AddObjectToObject(o, "change_pct");
@@ -1285,6 +1336,7 @@ static int cmd_diff(const char *const *paths, struct report_opts *o)
 	const char *bpath = paths[0], *hpath = paths[1];
 	struct loaded base, head;
 	struct site_diff sd;
+	size_t crossed;
 	int ret = 0;
 
 	if (load_summary(bpath, o, &base))
@@ -1302,11 +1354,12 @@ static int cmd_diff(const char *const *paths, struct report_opts *o)
 	}
 	if (!ret)
 		site_diff__exit(&sd);
+	crossed = report_gates__run(&o->gates, &base.s, &head.s);
 	if (base.truncated || head.truncated)
 		ret = -1;
 	report_summary__exit(&base.s);
 	report_summary__exit(&head.s);
-	return ret ? 1 : 0;
+	return ret ? 1 : crossed ? REPORT_EXIT_LIMIT : 0;
 }
 
 /* ---- --flamegraph ----------------------------------------------------------- */
@@ -1345,6 +1398,7 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 {
 	const char *path = paths[0];
 	struct loaded l;
+	size_t crossed;
 	int ret = 0;
 
 	if (load_summary(path, o, &l))
@@ -1355,10 +1409,11 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 		ret = print_summary(&l, path, o);
 	if (!ret && (o->timeline || o->gnuplot))
 		ret = gnuplot__plot(o->timeline, o->gnuplot, write_timeline, &l.s);
+	crossed = report_gates__run(&o->gates, NULL, &l.s);
 	if (l.truncated)
 		ret = -1;
 	report_summary__exit(&l.s);
-	return ret ? 1 : 0;
+	return ret ? 1 : crossed ? REPORT_EXIT_LIMIT : 0;
 }
 
 /* ---- modes: what report prints, and the options that go with each ---------- */
@@ -1366,19 +1421,21 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 /* the options that some modes take and others do not */
 enum report_opt {
 	RO_JSON, RO_TIMELINE, RO_GNUPLOT, RO_PID, RO_COMM, RO_CHILDREN, RO_TIME,
-	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_MAX,
+	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_FAIL_IF, RO_SUPP, RO_NO_DEFAULT_SUPP, RO_MAX,
 };
 
 #define RO(o)		(1u << RO_##o)
 #define RO_FILTERS	(RO(PID) | RO(COMM) | RO(CHILDREN) | RO(TIME))
 #define RO_SITES	(RO(SORT) | RO(TOP) | RO(DEPTH))
+#define RO_LEAKS	(RO(FAIL_IF) | RO(SUPP) | RO(NO_DEFAULT_SUPP))
 
 static const char *const report_opt_names[RO_MAX] = {
 	[RO_JSON] = "--json", [RO_TIMELINE] = "--timeline", [RO_GNUPLOT] = "--gnuplot",
 	[RO_PID] = "--pid",
 	[RO_COMM] = "--comm", [RO_CHILDREN] = "--children", [RO_TIME] = "--time",
 	[RO_SORT] = "--sort", [RO_TOP] = "--top", [RO_DEPTH] = "--stack-depth",
-	[RO_WEIGHT] = "--weight",
+	[RO_WEIGHT] = "--weight", [RO_FAIL_IF] = "--fail-if", [RO_SUPP] = "--suppressions",
+	[RO_NO_DEFAULT_SUPP] = "--no-default-suppressions",
 };
 
 struct report_mode {
@@ -1394,10 +1451,10 @@ struct report_mode {
 
 static const struct report_mode report_modes[] = {
 	{ NULL, 0, "prints the summary", 1,
-	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES, cmd_summary },
+	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES | RO_LEAKS, cmd_summary },
 	{ MODE("--dump", dump), "prints every record", 1, 0, cmd_dump },
 	{ MODE("--diff", diff), "compares two artifacts", 2,
-	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES, cmd_diff },
+	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES | RO_LEAKS, cmd_diff },
 	{ MODE("--flamegraph", flamegraph), "prints every stack", 1,
 	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
 };
@@ -1440,7 +1497,8 @@ static int check_options(const struct report_opts *o, int argc,
 		[RO_PID] = o->pids,
 		[RO_COMM] = o->comm, [RO_CHILDREN] = o->children, [RO_TIME] = o->time,
 		[RO_SORT] = o->sort, [RO_TOP] = o->top_arg, [RO_DEPTH] = o->depth_arg,
-		[RO_WEIGHT] = o->weight,
+		[RO_WEIGHT] = o->weight, [RO_FAIL_IF] = o->gates.n > 0,
+		[RO_SUPP] = o->suppressions, [RO_NO_DEFAULT_SUPP] = o->no_default_suppressions,
 	};
 	const struct report_mode *mode = report_modes;
 	unsigned int i;
@@ -1499,6 +1557,20 @@ static int parse_site_options(struct report_opts *o)
 	return 0;
 }
 
+/* the built-in rules unless turned off, and --suppressions */
+static int read_suppressions(struct report_opts *o)
+{
+	char why[512];
+
+	o->sup = report_suppressions__new(!o->no_default_suppressions);
+	if (!o->sup)
+		return error("out of memory");
+	if (o->suppressions && report_suppressions__read(o->sup, o->suppressions, why,
+							 sizeof(why)))
+		return error("--suppressions: %s", why);
+	return 0;
+}
+
 int cmd_report(int argc, const char **argv)
 {
 	struct report_opts o = { .sort_key = -1 };
@@ -1506,6 +1578,7 @@ int cmd_report(int argc, const char **argv)
 		"memtrack report [<options>] <artifact>",
 		"memtrack report --flamegraph [--weight=<bytes|count>] <artifact>",
 		"memtrack report --diff <base> <head>",
+		"memtrack report [--diff] --fail-if=<limit>... <artifact>...",
 		NULL
 	};
 	struct option options[] = {
@@ -1533,6 +1606,13 @@ int cmd_report(int argc, const char **argv)
 			   "write the timeline's gnuplot script, data inline, to <file>"),
 		OPT_BOOLEAN(0, "no-demangle", &o.no_demangle,
 			    "symbol names as in the binaries, not demangled"),
+		OPT_STRING(0, "suppressions", &o.suppressions, "file",
+			   "blocks live at exit that are not leaks: leak:<pattern> lines (LSan's)"),
+		OPT_BOOLEAN(0, "no-default-suppressions", &o.no_default_suppressions,
+			    "count libstdc++'s emergency pool and the like as leaks"),
+		OPT_CALLBACK(0, "fail-if", &o.gates, "limit",
+			     "exit 3 when the limit is crossed, e.g. peak>64MiB (repeatable)",
+			     report_gates__option),
 		OPT_BOOLEAN('q', "quiet", &o.quiet, "no progress line on stderr"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_END(),
@@ -1549,12 +1629,16 @@ int cmd_report(int argc, const char **argv)
 		usage_with_options(usage, options);
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
+	if (report_gates__check_mode(&o.gates, o.diff))
+		usage_with_options(usage, options);
 	/* do not read a large artifact only to find gnuplot missing */
 	if (o.timeline && !o.gnuplot && gnuplot__check())
 		return 1;
 
-	ret = mode->run(argv, &o);
+	ret = read_suppressions(&o) ? 1 : mode->run(argv, &o);
 	free(o.selected);
 	free(o.pid_list);
+	report_gates__exit(&o.gates);
+	report_suppressions__delete(o.sup);
 	return ret;
 }

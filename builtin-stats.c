@@ -15,6 +15,7 @@
 #include "builtin.h"
 #include "cJSON.h"
 #include "util/gnuplot.h"
+#include "util/json-schema.h"
 #include "util/parse-options.h"
 #include "util/quote.h"
 #include "util/stats-derive.h"
@@ -397,6 +398,7 @@ static int print_json(const struct stats_cmd *cmd)
 
 	if (!doc)
 		return error("out of memory printing JSON");
+	cJSON_AddStringToObject(doc, "schema", JSON_SCHEMA_STATS);
 	files = cJSON_AddArrayToObject(doc, "files");
 	for (i = 0; i < cmd->nr_files; i++)
 		cJSON_AddItemToArray(files, file_to_json(cmd->files[i]));

@@ -27,6 +27,7 @@
 #include "util/backend.h"
 #include "util/bpf_track.h"
 #include "util/encoder.h"
+#include "util/kernel-check.h"
 #include "util/merge.h"
 #include "util/out-file.h"
 #include "util/parse-options.h"
@@ -38,6 +39,7 @@
 #include "util/quote.h"
 #include "util/shim-host.h"
 #include "util/stack-ids.h"
+#include "util/status-line.h"
 #include "util/spawn.h"
 #include "util/stop-mirror.h"
 #include "util/usage.h"
@@ -143,6 +145,7 @@ struct track_session {
 	unsigned int running;		/* tracked processes alive when memtrack stopped */
 	pthread_t sampler;
 	atomic_bool sampling;
+	struct status_line *status_line;	/* on a terminal, while the command runs */
 };
 
 static volatile pid_t forward_to;
@@ -743,6 +746,18 @@ static void on_window(const struct encoder_window_stats *w, void *arg)
 	pstats__encode(arg, w);
 }
 
+/* the figures of the live status line, read from its thread */
+static void status_figures(struct status_figures *f, void *arg)
+{
+	struct track_session *s = arg;
+
+	f->events = encoder__events_in(s->enc);
+	f->processes = __atomic_load_n(&s->procs.count, __ATOMIC_RELAXED);
+	f->episodes = __atomic_load_n(&s->events.episodes, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&s->stacks.episodes, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&s->waits.episodes, __ATOMIC_RELAXED);
+}
+
 /* a `backlog` row every 10 ms: what the pollers sent, what the encoder took */
 static void *backlog_sampler(void *arg)
 {
@@ -1080,10 +1095,12 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	artifact_record__set_end(&run, s->end_ns);
 	artifact_record__set_drops(&run, (struct artifact_drops){
 		.events = s->event_drops, .stacks = s->stack_drops });
-	artifact_record__set_exit_code(&run, s->status);
-	/* allocations made before attaching are unknown to this artifact */
+	/* allocations made before attaching are unknown to this artifact, and
+	 * the processes attached to may still run: no exit code */
 	if (s->attach)
 		artifact_record__set_attached(&run, true);
+	else
+		artifact_record__set_exit_code(&run, s->status);
 	if (s->running)
 		artifact_record__set_running(&run, s->running);
 	if (s->blind)
@@ -1213,6 +1230,7 @@ static void print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
 	char size[32], stacks[64] = "", running[64] = "", blind[64] = "", path[PATH_MAX];
+	uint64_t episodes;
 
 	print_unwind_stats(s);
 	print_probe_runs(s);
@@ -1220,22 +1238,25 @@ static void print_summary(struct track_session *s)
 		return;
 	quote_term_escape(path, sizeof(path), s->artifact_path);
 	if (s->resolver)
-		snprintf(stacks, sizeof(stacks), ", %lu stacks of %lu frames",
-			 resolver__stacks(s->resolver), resolver__frames(s->resolver));
+		snprintf(stacks, sizeof(stacks), ", %lu stack%s of %lu frame%s",
+			 resolver__stacks(s->resolver), resolver__stacks(s->resolver) == 1 ? "" : "s",
+			 resolver__frames(s->resolver), resolver__frames(s->resolver) == 1 ? "" : "s");
 	if (s->running)
 		snprintf(running, sizeof(running), ", %u STILL RUNNING, NOT FOLLOWED", s->running);
 	if (s->blind)
-		snprintf(blind, sizeof(blind), ", %u PROCESSES NOT SEEN (static, stripped)",
-			 s->blind);
+		snprintf(blind, sizeof(blind), ", %u PROCESS%s NOT SEEN (static, stripped)",
+			 s->blind, s->blind == 1 ? "" : "ES");
 	else if (s->untraceable)
-		snprintf(blind, sizeof(blind), ", %u SETUID PROCESSES NOT TRACKED (sudo)",
-			 s->untraceable);
-	fprintf(stderr, "[ memtrack track: %lu events, %lu processes (%zu preload)%s, '%s' (%s), "
-		"%lu drops, %lu pressure episodes%s%s%s%s ]\n",
-		encoder__events_in(s->enc), s->procs.count, preload_processes(&s->procs), stacks,
+		snprintf(blind, sizeof(blind), ", %u SETUID PROCESS%s NOT TRACKED (sudo)",
+			 s->untraceable, s->untraceable == 1 ? "" : "ES");
+	episodes = s->events.episodes + s->stacks.episodes + s->waits.episodes;
+	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%zu preload)%s, '%s' (%s), "
+		"%lu drops, %lu pressure episode%s%s%s%s%s ]\n",
+		encoder__events_in(s->enc), s->procs.count, s->procs.count == 1 ? "" : "es",
+		preload_processes(&s->procs), stacks,
 		path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
 		s->event_drops + s->stack_drops + s->event_lost,
-		s->events.episodes + s->stacks.episodes + s->waits.episodes,
+		episodes, episodes == 1 ? "" : "s",
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "",
 		s->corrupt ? ", CORRUPT RINGS (see above)" : "",
 		running, blind);
@@ -1431,12 +1452,15 @@ int cmd_track(int argc, const char **argv)
 	struct track_session s = { .out_dirfd = -1, .artifact_fd = -1, .guardian_fd = -1 };
 	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char **cmd_argv;
+	char lacks[512];
 	int err;
 
 	argc = parse_options(argc, argv, options, track_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
 	if (validate_options(&s))
 		usage_with_options(track_usage, options);
+	if (kernel_check__track(lacks, sizeof(lacks)))
+		die("this kernel lacks what memtrack track needs: %s", lacks);
 	if (opts.check_bpf)
 		return check_bpf();
 	if (argc > 0 && !strcmp(argv[0], "--")) {
@@ -1472,7 +1496,9 @@ int cmd_track(int argc, const char **argv)
 		error("no command given");
 		usage_with_options(track_usage, options);
 	}
-	s.command = join_args(argc, argv);
+	s.command = s.attach ? proc_tree__cmdline(s.attach[0]) : NULL;
+	if (!s.command)
+		s.command = join_args(argc, argv);
 
 	/* the stats file comes first, before anything needs privilege */
 	if (!opts.stats_path)
@@ -1516,10 +1542,13 @@ int cmd_track(int argc, const char **argv)
 		attach_to_tree(&s);
 	}
 	start_pipeline(&s);
+	if (!opts.quiet)
+		s.status_line = status_line__start(STDERR_FILENO, status_figures, &s);
 	if (s.attach)
 		run_attached(&s);
 	else
 		run_child(&s);
+	status_line__stop(s.status_line);
 	err = finish_pipeline(&s);
 	print_summary(&s);
 

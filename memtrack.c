@@ -4,9 +4,12 @@
  * off; everything else lives in builtin-*.c.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,11 +137,49 @@ static int show_usage_of(struct cmd_struct *p)
 	return 0;
 }
 
+/* runs man with args (no shell), its stderr to /dev/null when quiet; true when it showed the page */
+static bool run_man(const char *const *args, bool quiet)
+{
+	pid_t pid;
+	int status, null;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		null = quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		execvp("man", (char *const *)args);
+		_exit(127);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       !WEXITSTATUS(status);
+}
+
+/* the page installed beside this binary: <bindir>/../share/man/man1/<page>.1 */
+static bool installed_page(const char *page, char *path, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	snprintf(path, len, "%s/../share/man/man1/%s.1", self, page);
+	return !access(path, R_OK);
+}
+
 int cmd_help(int argc, const char **argv)
 {
 	struct cmd_struct *p;
-	char page[64], command[128];
-	int status;
+	char page[64], path[PATH_MAX + 96];
+	const char *man_l[] = { "man", "-l", path, NULL };
+	const char *man[] = { "man", page, NULL };
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		list_commands(stdout);
@@ -148,9 +189,8 @@ int cmd_help(int argc, const char **argv)
 	if (!p)
 		return unknown_command(argv[1]);
 	snprintf(page, sizeof(page), "memtrack-%s", argv[1]);
-	snprintf(command, sizeof(command), "man %s 2>/dev/null", page);
-	status = system(command);
-	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (installed_page(page, path, sizeof(path)) ? run_man(man_l, false) :
+	    run_man(man, true))
 		return 0;
 	fprintf(stderr, "no manual page %s installed (make doc builds it); its usage:\n\n",
 		page);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "usage.h"
 
 #define SHIM_FILE	"libmemtrack-preload.so"
 #define ENVIRON_MAX	(1 << 20)
@@ -49,6 +50,23 @@ static int stat_shim(struct shim_env *env)
 	return 0;
 }
 
+/* env->path = <dir>/<rel>/SHIM_FILE, and its file is there */
+static bool shim_in(struct shim_env *env, const char *dir, const char *rel)
+{
+	char *real;
+
+	snprintf(env->path, sizeof(env->path), "%s%s/%s", dir, rel, SHIM_FILE);
+	if (stat_shim(env))
+		return false;
+	/* without "..": the path goes into the environment of the processes */
+	real = realpath(env->path, NULL);
+	if (real && strlen(real) < sizeof(env->path))
+		strcpy(env->path, real);
+	free(real);
+	pr_debug("the preload shim: %s\n", env->path);
+	return true;
+}
+
 int backend__find_shim(struct shim_env *env, const char *libdir)
 {
 	char self[PATH_MAX - 64];
@@ -60,13 +78,12 @@ int backend__find_shim(struct shim_env *env, const char *libdir)
 		slash = strrchr(self, '/');
 		if (slash) {
 			*slash = 0;
-			snprintf(env->path, sizeof(env->path), "%s/%s", self, SHIM_FILE);
-			if (!stat_shim(env))
+			/* the build tree, then an installed tree: <prefix>/bin, <prefix>/lib/memtrack */
+			if (shim_in(env, self, "") || shim_in(env, self, "/../lib/memtrack"))
 				return 0;
 		}
 	}
-	snprintf(env->path, sizeof(env->path), "%s/%s", libdir, SHIM_FILE);
-	return stat_shim(env);
+	return shim_in(env, libdir, "") ? 0 : -ENOENT;
 }
 
 /* the whole of a /proc file, NUL-terminated; NULL if unreadable */

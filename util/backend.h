@@ -27,7 +27,8 @@ struct shim_env {
 	const char *name_var;	/* "MEMTRACK_SHIM=<socket name>" */
 };
 
-/* the shim next to memtrack's binary, else in libdir; -ENOENT */
+/* the shim next to memtrack's binary, else in ../lib/memtrack from it (an
+ * installed tree), else in libdir; -ENOENT */
 int backend__find_shim(struct shim_env *env, const char *libdir);
 
 /*

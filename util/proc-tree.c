@@ -10,6 +10,8 @@
 #include "proc-tree.h"
 #include "util.h"
 
+#define CMDLINE_MAX	4096
+
 struct pid_ppid {
 	pid_t pid, ppid;
 };
@@ -121,4 +123,28 @@ int proc_tree__describe(pid_t pid, struct process *p)
 	len = readlink(path, p->exe, sizeof(p->exe) - 1);
 	p->exe[len > 0 ? len : 0] = 0;
 	return 0;
+}
+
+char *proc_tree__cmdline(pid_t pid)
+{
+	char path[64], buf[CMDLINE_MAX];
+	size_t n, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	/* the arguments are NUL-separated, and a kernel thread has none */
+	while (n && !buf[n - 1])
+		n--;
+	if (!n)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	return strdup(buf);
 }

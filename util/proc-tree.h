@@ -17,4 +17,8 @@ int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t **pids);
 /* fills what /proc tells of pid (ppid, comm, exe) into p */
 int proc_tree__describe(pid_t pid, struct process *p);
 
+/* pid's command line, its arguments joined by spaces (at most 4 KiB of
+ * it), malloc'ed; NULL when it has none (a kernel thread, a zombie) or is gone */
+char *proc_tree__cmdline(pid_t pid);
+
 #endif

@@ -477,6 +477,32 @@ static int raw_sites(struct report_sites *ss, struct raw_site **rawp,
 	return 0;
 }
 
+int report_sites__each_stack(struct report_sites *ss, report_stack_fn *fn, void *arg)
+{
+	const struct report_frame **frames = NULL;
+	size_t i, cap = 0;
+	uint32_t k;
+	int ret = prepare_frames(ss);
+
+	for (i = 1; !ret && i < ss->nr_acc; i++) {
+		const struct site_acc *a = &ss->acc[i];
+		const struct stack_rec *st = a->has_stack ? find_stack(ss, a->stack) : NULL;
+
+		if (!st)
+			continue;
+		if (grow_array((void **)&frames, &cap, st->nr + 1, sizeof(*frames))) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (k = 0; k < st->nr; k++)
+			frames[k] = &ss->frames[*u64_map__find(&ss->frame_index,
+							      ss->frame_ids[st->first + k])];
+		ret = fn(i, frames, st->nr, arg);
+	}
+	free(frames);
+	return ret;
+}
+
 int report_sites__resolve(struct report_sites *ss, unsigned int depth,
 			  enum report_site_match match, struct report_site_list *out)
 {

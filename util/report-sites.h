@@ -109,6 +109,17 @@ void report_sites__leak(struct report_sites *ss, uint32_t site, uint64_t size);
 /* the artifact has call stacks: an event with "stack", or a Stack record */
 bool report_sites__has_stacks(const struct report_sites *ss);
 
+/*
+ * Calls fn for every site of allocations that has its Stack record (site >=
+ * 1), with every frame of the stack, innermost first; not for allocations
+ * without a stack nor for stacks without their record.  For what looks at
+ * whole stacks (leak suppressions).  Stops at the first non-zero return of
+ * fn and returns it; 0, or -ENOMEM.
+ */
+typedef int report_stack_fn(uint32_t site, const struct report_frame *const *frames,
+			    uint32_t nr, void *arg);
+int report_sites__each_stack(struct report_sites *ss, report_stack_fn *fn, void *arg);
+
 /* ---- the join ---- */
 
 /*

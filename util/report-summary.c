@@ -499,11 +499,20 @@ void report_summary__finish(struct report_summary *s)
 
 		if (!e->addr || !e->counted)
 			continue;
+		p = find_process(s, e->pid);
+		if (s->suppressed && s->suppressed(s->suppressed_arg, e->site, e->size)) {
+			s->total.suppressed_count++;
+			s->total.suppressed_bytes += e->size;
+			if (p) {
+				p->heap.suppressed_count++;
+				p->heap.suppressed_bytes += e->size;
+			}
+			continue;
+		}
 		s->total.leaked_count++;
 		s->total.leaked_bytes += e->size;
 		if (s->sites)
 			report_sites__leak(s->sites, e->site, e->size);
-		p = find_process(s, e->pid);
 		if (p) {
 			p->heap.leaked_count++;
 			p->heap.leaked_bytes += e->size;

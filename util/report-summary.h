@@ -21,7 +21,9 @@
  * Peak = the largest sum of live heap bytes, with the time it was reached.
  *
  * timeline and sites are optional: set them after report_summary__init()
- * to have them fed; report_summary__exit() deletes them.
+ * to have them fed; report_summary__exit() deletes them.  So is
+ * suppressed(), which report_summary__finish() asks about each block still
+ * live (site: its call site, 0 without one).
  */
 
 #define REPORT_HIST_BUCKETS	65	/* 0, then [2^(i-1), 2^i) for i = 1..64 */
@@ -44,6 +46,7 @@ struct report_heap {
 	uint64_t live_count, live_bytes;
 	uint64_t peak_bytes, peak_ts;	/* peak_ts: the event's timestamp */
 	uint64_t leaked_count, leaked_bytes;	/* still live at the end */
+	uint64_t suppressed_count, suppressed_bytes;	/* live at the end, not leaks */
 	uint64_t unknown_frees;
 	uint64_t overwritten;		/* allocated again while live: a lost free */
 	uint64_t temporary_count, temporary_bytes;
@@ -101,6 +104,9 @@ struct report_summary {
 	struct report_live_table *live;
 	struct report_timeline *timeline;	/* NULL unless asked for */
 	struct report_sites *sites;		/* call sites; NULL unless asked for */
+	/* a block live at the end for which this is true is suppressed, not leaked */
+	bool (*suppressed)(void *arg, uint32_t site, uint64_t size);
+	void *suppressed_arg;
 };
 
 /* 0 or -ENOMEM */

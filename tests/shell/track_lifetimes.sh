@@ -64,7 +64,7 @@ test_static_stripped_is_said() {
 	mkdir -p "$tmp/out"
 	"$MEMTRACK" track -o "$tmp/out" -- /sbin/ldconfig -p >/dev/null 2>"$tmp/err"
 	if grep -q "is a static executable without allocator symbols (stripped)" "$tmp/err" &&
-	   grep -q "1 PROCESSES NOT SEEN (static, stripped)" "$tmp/err"; then
+	   grep -q "1 PROCESS NOT SEEN (static, stripped)" "$tmp/err"; then
 		pass "static stripped: a warning and the summary say so"
 	else
 		fail "static stripped: a warning and the summary say so" "$(cat "$tmp/err")"

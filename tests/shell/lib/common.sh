@@ -24,7 +24,7 @@ skip_if_no_bpf() {
 	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
 	why=$("$MEMTRACK" track --check-bpf 2>&1 >/dev/null) && return 0
 	case $why in
-	*"built without BPF"* | *"needs root"*) skip "$why" ;;
+	*"built without BPF"* | *"needs root"* | *"this kernel lacks"*) skip "$why" ;;
 	esac
 	echo "memtrack track --check-bpf failed: $why"
 	exit 1

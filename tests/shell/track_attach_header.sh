@@ -1,0 +1,43 @@
+#!/bin/bash
+# track -p: the artifact names the attached command line, no exit code for a process still running
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+target=
+cleanup() {
+	[ -n "$target" ] && kill "$target" 2>/dev/null
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+trap cleanup EXIT TERM INT
+
+"$WORKLOADS/attach_target" >"$tmp/ready" &
+target=$!
+wait_for 10 grep -q ready "$tmp/ready"
+"$MEMTRACK" track -o "$tmp" -p "$target" 2>"$tmp/err" &
+mt=$!
+wait_for 20 grep -q "tracking pid $target" "$tmp/err"
+# memtrack stops while the process runs on
+kill -INT "$mt"
+rc=0
+wait "$mt" || rc=$?
+expect_eq "memtrack exits 0 when interrupted" 0 "$rc"
+art=$(ls "$tmp"/*.msgpack)
+"$MEMTRACK" report -q "$art" >"$tmp/report"
+report_json "$art" "$tmp/r.json"
+
+expect_eq "Meta command is the process's command line" "$WORKLOADS/attach_target" \
+	"$(jq -r .meta.command "$tmp/r.json")"
+expect_eq "Meta has no exit code" null "$(jq -r .meta.exit_code "$tmp/r.json")"
+expect_eq "its Process record has no exit code" null \
+	"$(jq -r --argjson p "$target" '.processes[] | select(.pid == $p) | .exit_code' "$tmp/r.json")"
+expect_eq "header: the command line" "# command: $WORKLOADS/attach_target" \
+	"$(grep '^# command:' "$tmp/report")"
+if grep '^# recorded by' "$tmp/report" | grep -q exit; then
+	fail "header: no exit status" "$(grep '^# recorded by' "$tmp/report")"
+else
+	pass "header: no exit status"
+fi
+finish
