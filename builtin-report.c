@@ -20,7 +20,9 @@
 #include "builtin.h"
 #include "util/artifact.h"
 #include "util/demangle.h"
+#include "util/gnuplot.h"
 #include "util/parse-options.h"
+#include "util/quote.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
@@ -38,7 +40,7 @@
 struct report_opts {
 	bool dump, json, diff, children, quiet, flamegraph;
 	bool no_demangle;		/* symbols as in the binaries */
-	const char *pids, *time, *comm, *timeline;
+	const char *pids, *time, *comm, *timeline, *gnuplot;
 	const char *sort, *top_arg, *depth_arg, *weight;
 	int sort_key;			/* --sort, -1 when not given */
 	unsigned int top;		/* sites per section, 0: all */
@@ -80,11 +82,11 @@ static void progress__update(struct progress *pg, struct artifact *a)
 	pg->shown = true;
 	if (size)
 		fprintf(stderr, "\rreading '%s': %3.0f%% (%.1f of %.1f MB, %" PRIu64 " records)",
-			artifact__name(a), 100.0 * artifact__offset(a) / size,
+			quote_term(artifact__name(a)), 100.0 * artifact__offset(a) / size,
 			artifact__offset(a) / 1e6, size / 1e6, artifact__records(a));
 	else
 		fprintf(stderr, "\rreading '%s': %" PRIu64 " records",
-			artifact__name(a), artifact__records(a));
+			quote_term(artifact__name(a)), artifact__records(a));
 }
 
 static void progress__done(struct progress *pg)
@@ -377,10 +379,14 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		return -1;
 	if (report_summary__init(&l->s, &o->filter))
 		return error("out of memory");
-	if (o->timeline)
+	if (o->timeline || o->gnuplot)
 		l->s.timeline = report_timeline__new(TIMELINE_BINS);
 	l->s.sites = report_sites__new();
-	if ((o->timeline && !l->s.timeline) || !l->s.sites) {
+	if ((o->timeline || o->gnuplot) && !l->s.timeline) {
+		report_summary__exit(&l->s);
+		return error("out of memory");
+	}
+	if (!l->s.sites) {
 		report_summary__exit(&l->s);
 		return error("out of memory");
 	}
@@ -443,12 +449,12 @@ static void print_header(const struct report_summary *s, const char *path)
 	const struct report_meta *m = &s->meta;
 	char ex[32];
 
-	printf("# artifact: %s\n", path);
+	printf("# artifact: %s\n", quote_term(path));
 	if (s->has_meta) {
 		if (m->has & AR_HAS(AK_COMMAND))
-			printf("# command: %s\n", m->command);
+			printf("# command: %s\n", quote_term(m->command));
 		printf("# recorded by %s %s (format %u), root pid %d",
-		       m->tool ? m->tool : "?", m->version ? m->version : "?",
+		       m->tool ? quote_term(m->tool) : "?", m->version ? quote_term(m->version) : "?",
 		       m->format, m->root_pid);
 		if (m->has & AR_HAS(AK_EXIT_CODE))
 			printf(", %s", exit_words(m->exit_code, ex, sizeof(ex)));
@@ -597,12 +603,12 @@ static void print_processes(const struct report_summary *s)
 		if (p->info_has & AR_HAS(AK_EXIT_CODE))
 			exit_words(p->exit_code, ex, sizeof(ex));
 		printf("  %8d %8s %-16s %-10s %-7s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s\n",
-		       p->pid, ppid, p->comm ? p->comm : "-", ex,
+		       p->pid, ppid, p->comm ? quote_term(p->comm) : "-", ex,
 		       p->backend && !strcmp(p->backend, "bpf") ? "bpf" :
 		       p->backend ? "preload" : "-", p->heap.allocs,
 		       HB(p->heap.bytes_allocated), HB(p->heap.peak_bytes),
 		       HB(p->heap.leaked_bytes), p->heap.unknown_frees,
-		       p->exe ? p->exe : "-");
+		       p->exe ? quote_term(p->exe) : "-");
 	}
 	free(procs);
 }
@@ -631,23 +637,19 @@ static void print_frame(const struct report_frame *f, bool raw_names)
 		return;
 	}
 	if (f->symbol) {
-		term_puts(raw_names ? f->symbol :
-			  symbol_name__shorten(f->symbol, name, sizeof(name)), stdout);
+		fputs(quote_term(raw_names ? f->symbol :
+				 symbol_name__shorten(f->symbol, name, sizeof(name))), stdout);
 		if (f->inlined)
 			fputs(" (inlined)", stdout);
 		else
 			printf("+0x%" PRIx64, f->offset);
-		if (module) {
-			fputs(" (", stdout);
-			term_puts(module, stdout);
-			putchar(')');
-		}
+		if (module)
+			printf(" (%s)", quote_term(module));
 	} else {
-		term_puts(f->name, stdout);
+		fputs(quote_term(f->name), stdout);
 	}
 	if (f->file) {
-		putchar(' ');
-		term_puts(f->file, stdout);
+		printf(" %s", quote_term(f->file));
 		if (f->line)
 			printf(":%" PRIu32, f->line);
 	}
@@ -1026,9 +1028,10 @@ static cJSON *json_summary(struct loaded *l, const char *path,
 	return o;
 }
 
+/* valid UTF-8 whatever the artifact's strings hold: cJSON passes their bytes on */
 static int print_json(cJSON *o)
 {
-	char *text;
+	char *text, *fixed;
 
 	if (!o)
 		return -1;
@@ -1037,7 +1040,13 @@ static int print_json(cJSON *o)
 	cJSON_Delete(o);
 	if (!text)
 		return error("out of memory");
-	puts(text);
+	fixed = utf8_repair(text);
+	if (!fixed && errno) {
+		free(text);
+		return error("out of memory");
+	}
+	puts(fixed ? fixed : text);
+	free(fixed);
 	free(text);
 	return 0;
 }
@@ -1054,23 +1063,13 @@ static void process_name(int32_t pid, char *buf, size_t len, void *arg)
 		snprintf(buf, len, "pid %d", pid);
 }
 
-static int plot_timeline(struct report_summary *s, const char *png)
+static int write_timeline(FILE *out, const char *output, void *arg)
 {
-	FILE *gp = popen("gnuplot", "w");
-	int status, err;
+	struct report_summary *s = arg;
+	int err = report_timeline__write_gnuplot(s->timeline, out, output,
+						 TIMELINE_PROCESSES, process_name, s);
 
-	if (!gp)
-		return error_errno("cannot run gnuplot");
-	err = report_timeline__write_gnuplot(s->timeline, gp, png, TIMELINE_PROCESSES,
-					     process_name, s);
-	status = pclose(gp);
-	if (err)
-		return error("cannot write to gnuplot: %s", strerror(-err));
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return error("gnuplot failed to draw '%s'%s", png,
-			     WIFEXITED(status) && WEXITSTATUS(status) == 127 ?
-			     "; is gnuplot installed?" : "");
-	return 0;
+	return err ? error("cannot write the timeline script: %s", strerror(-err)) : 0;
 }
 
 /* ---- --diff ------------------------------------------------------------- */
@@ -1113,7 +1112,7 @@ static void print_diff(const struct loaded *base, const struct loaded *head,
 {
 	size_t i;
 
-	printf("# base: %s\n# head: %s\n\n", bpath, hpath);
+	printf("# base: %s\n# head: %s\n\n", quote_term(bpath), quote_term(hpath));
 	printf("  %-22s %16s %16s %10s\n", "", "base", "head", "change");
 	for (i = 0; i < ARRAY_SIZE(diff_rows); i++) {
 		const struct diff_row *r = &diff_rows[i];
@@ -1191,7 +1190,7 @@ static void print_site_diff(const struct site_diff *d, const struct report_opts 
 
 	printf("\nCall sites that grew most, by %s", site_titles[d->key]);
 	if (d->no_stacks) {
-		printf("\n  no call stacks in '%s': %s\n", d->no_stacks, NO_STACKS_HINT);
+		printf("\n  no call stacks in '%s': %s\n", quote_term(d->no_stacks), NO_STACKS_HINT);
 		return;
 	}
 	if (!d->nr) {
@@ -1319,8 +1318,11 @@ static int cmd_flamegraph(const char *const *paths, struct report_opts *o)
 	} else if (report_sites__folded(l.s.sites, o->depth, o->weight_calls, &f, &n)) {
 		ret = error("out of memory");
 	} else {
-		for (i = 0; i < n; i++)
-			printf("%s %" PRIu64 "\n", f[i].line, f[i].weight);
+		for (i = 0; i < n; i++) {
+			/* a newline in a name would make a stack of its own */
+			quote_term_fputs(f[i].line, stdout);
+			printf(" %" PRIu64 "\n", f[i].weight);
+		}
 		report_folded__free(f, n);
 	}
 	if (l.truncated)
@@ -1343,8 +1345,8 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 		ret = print_json(json_summary(&l, path, o));
 	else
 		ret = print_summary(&l, path, o);
-	if (!ret && o->timeline)
-		ret = plot_timeline(&l.s, o->timeline);
+	if (!ret && (o->timeline || o->gnuplot))
+		ret = gnuplot__plot(o->timeline, o->gnuplot, write_timeline, &l.s);
 	if (l.truncated)
 		ret = -1;
 	report_summary__exit(&l.s);
@@ -1355,7 +1357,7 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 
 /* the options that some modes take and others do not */
 enum report_opt {
-	RO_JSON, RO_TIMELINE, RO_PID, RO_COMM, RO_CHILDREN, RO_TIME,
+	RO_JSON, RO_TIMELINE, RO_GNUPLOT, RO_PID, RO_COMM, RO_CHILDREN, RO_TIME,
 	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_MAX,
 };
 
@@ -1364,7 +1366,8 @@ enum report_opt {
 #define RO_SITES	(RO(SORT) | RO(TOP) | RO(DEPTH))
 
 static const char *const report_opt_names[RO_MAX] = {
-	[RO_JSON] = "--json", [RO_TIMELINE] = "--timeline", [RO_PID] = "--pid",
+	[RO_JSON] = "--json", [RO_TIMELINE] = "--timeline", [RO_GNUPLOT] = "--gnuplot",
+	[RO_PID] = "--pid",
 	[RO_COMM] = "--comm", [RO_CHILDREN] = "--children", [RO_TIME] = "--time",
 	[RO_SORT] = "--sort", [RO_TOP] = "--top", [RO_DEPTH] = "--stack-depth",
 	[RO_WEIGHT] = "--weight",
@@ -1383,7 +1386,7 @@ struct report_mode {
 
 static const struct report_mode report_modes[] = {
 	{ NULL, 0, "prints the summary", 1,
-	  RO(JSON) | RO(TIMELINE) | RO_FILTERS | RO_SITES, cmd_summary },
+	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES, cmd_summary },
 	{ MODE("--dump", dump), "prints every record", 1, 0, cmd_dump },
 	{ MODE("--diff", diff), "compares two artifacts", 2,
 	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES, cmd_diff },
@@ -1425,7 +1428,8 @@ static int check_options(const struct report_opts *o, int argc,
 			 const struct report_mode **modep)
 {
 	const bool given[RO_MAX] = {
-		[RO_JSON] = o->json, [RO_TIMELINE] = o->timeline, [RO_PID] = o->pids,
+		[RO_JSON] = o->json, [RO_TIMELINE] = o->timeline, [RO_GNUPLOT] = o->gnuplot,
+		[RO_PID] = o->pids,
 		[RO_COMM] = o->comm, [RO_CHILDREN] = o->children, [RO_TIME] = o->time,
 		[RO_SORT] = o->sort, [RO_TOP] = o->top_arg, [RO_DEPTH] = o->depth_arg,
 		[RO_WEIGHT] = o->weight,
@@ -1517,6 +1521,8 @@ int cmd_report(int argc, const char **argv)
 			   "only events from..to seconds after the first event"),
 		OPT_STRING(0, "timeline", &o.timeline, "file",
 			   "draw the live heap over time into a PNG (gnuplot)"),
+		OPT_STRING(0, "gnuplot", &o.gnuplot, "file",
+			   "write the timeline's gnuplot script, data inline, to <file>"),
 		OPT_BOOLEAN(0, "no-demangle", &o.no_demangle,
 			    "symbol names as in the binaries, not demangled"),
 		OPT_BOOLEAN('q', "quiet", &o.quiet, "no progress line on stderr"),
@@ -1535,6 +1541,9 @@ int cmd_report(int argc, const char **argv)
 		usage_with_options(usage, options);
 	if (parse_site_options(&o))
 		usage_with_options(usage, options);
+	/* do not read a large artifact only to find gnuplot missing */
+	if (o.timeline && !o.gnuplot && gnuplot__check())
+		return 1;
 
 	ret = mode->run(argv, &o);
 	free(o.selected);

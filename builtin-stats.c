@@ -5,6 +5,7 @@
  * a shard table for several files), and plots them with gnuplot.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 
 #include "builtin.h"
 #include "cJSON.h"
+#include "util/gnuplot.h"
 #include "util/parse-options.h"
+#include "util/quote.h"
 #include "util/stats-derive.h"
 #include "util/stats-plot.h"
 #include "util/stats-read.h"
@@ -90,8 +93,8 @@ static int ring_name_width(const struct stats_file *sf)
 	size_t i;
 
 	for (i = 0; i < sf->nr_rings; i++)
-		if ((int)strlen(sf->rings[i]->name) > width)
-			width = strlen(sf->rings[i]->name);
+		if ((int)strlen(quote_term(sf->rings[i]->name)) > width)
+			width = strlen(quote_term(sf->rings[i]->name));
 	return width;
 }
 
@@ -102,7 +105,7 @@ static void print_file_header(const struct stats_file *sf)
 	int i;
 
 	stats_file__summarize(sf, &pipe);
-	printf("%s: span %.3f s, %lu rows (", stats_file__name(sf), pipe.span_s,
+	printf("%s: span %.3f s, %lu rows (", quote_term(stats_file__name(sf)), pipe.span_s,
 	       sf->lines - sf->malformed);
 	for (i = 0; i < STATS_KIND_MAX; i++) {
 		if (!sf->rows[i])
@@ -115,6 +118,9 @@ static void print_file_header(const struct stats_file *sf)
 	printf(")");
 	if (sf->malformed)
 		printf(", %lu malformed lines skipped", sf->malformed);
+	if (sf->skipped_rows)
+		printf(", %lu rows of rings past the first %d skipped", sf->skipped_rows,
+		       STATS_MAX_RINGS);
 	printf("\n\n");
 }
 
@@ -134,7 +140,7 @@ static void print_ring_table(const struct stats_file *sf)
 
 		stats_ring__summarize(sf, sf->rings[i], &s);
 		format_size(s.size, size, sizeof(size));
-		printf("%-*s %6s", w, s.name, size);
+		printf("%-*s %6s", w, quote_term(s.name), size);
 		put_number(s.written / MB, 10, 1);
 		put_number(s.write_avg / MB, 9, 1);
 		put_number(s.write_peak / MB, 9, 1);
@@ -211,10 +217,10 @@ static void print_shard_table(const struct stats_cmd *cmd)
 	size_t i;
 
 	for (i = 0; i < cmd->nr_files; i++)
-		if ((int)strlen(stats_file__name(cmd->files[i])) > w)
-			w = strlen(stats_file__name(cmd->files[i]));
-	snprintf(written, sizeof(written), "%s GB", cmd->shard_ring);
-	snprintf(rate, sizeof(rate), "%s MB/s", cmd->shard_ring);
+		if ((int)strlen(quote_term(stats_file__name(cmd->files[i]))) > w)
+			w = strlen(quote_term(stats_file__name(cmd->files[i])));
+	snprintf(written, sizeof(written), "%s GB", quote_term(cmd->shard_ring));
+	snprintf(rate, sizeof(rate), "%s MB/s", quote_term(cmd->shard_ring));
 
 	printf("\nshards\n");
 	printf("%-*s %10s %12s %8s %8s %19s %19s %7s %9s\n", w, "file", written,
@@ -227,7 +233,7 @@ static void print_shard_table(const struct stats_cmd *cmd)
 		struct shard_row row;
 
 		shard_row__fill(&row, sf, cmd->shard_ring);
-		printf("%-*s", w, row.file);
+		printf("%-*s", w, quote_term(row.file));
 		put_number(row.ring.name ? row.ring.written / GB : NAN, 10, 3);
 		put_number(row.ring.write_avg / MB, 12, 1);
 		put_number(row.ring.busy_pct, 8, 1);
@@ -306,10 +312,12 @@ static cJSON *ring_to_json(const struct stats_file *sf, const struct stats_ring 
 	add_number(obj, "drain_mb_s_avg", s.drain_avg / MB);
 	add_number(obj, "drain_mb_s_peak", s.drain_peak / MB);
 	add_number(obj, "fill_pct_max", s.fill_max_pct);
+	add_number(obj, "watermark_pct", s.watermark_pct);
 	add_number(obj, "busy_pct", s.busy_pct);
 	add_count(obj, "episodes", s.episodes);
 	add_number(obj, "paused_ms_sum", s.paused_ms_sum);
 	add_number(obj, "paused_ms_max", s.paused_ms_max);
+	add_count(obj, "late_rows", s.late_rows);
 	return obj;
 }
 
@@ -351,6 +359,7 @@ static cJSON *file_to_json(const struct stats_file *sf)
 		add_count(rows, stats_kind_names[i], sf->rows[i]);
 	add_count(rows, "unknown", sf->unknown);
 	add_count(rows, "malformed", sf->malformed);
+	add_count(rows, "skipped", sf->skipped_rows);
 
 	rings = cJSON_AddArrayToObject(obj, "rings");
 	for (i = 0; i < (int)sf->nr_rings; i++)
@@ -383,7 +392,7 @@ static cJSON *shard_to_json(const struct stats_file *sf, const char *ring_name)
 static int print_json(const struct stats_cmd *cmd)
 {
 	cJSON *doc = cJSON_CreateObject(), *files;
-	char *text;
+	char *text, *fixed;
 	size_t i;
 
 	if (!doc)
@@ -402,99 +411,31 @@ static int print_json(const struct stats_cmd *cmd)
 	cJSON_Delete(doc);
 	if (!text)
 		return error("out of memory printing JSON");
-	puts(text);
+	/* valid UTF-8 whatever the names hold: cJSON passes their bytes on */
+	fixed = utf8_repair(text);
+	if (!fixed && errno) {
+		cJSON_free(text);
+		return error("out of memory printing JSON");
+	}
+	puts(fixed ? fixed : text);
+	free(fixed);
 	cJSON_free(text);
 	return 0;
 }
 
 /* ---- plots ---- */
 
-/* --gnuplot out.gp alone renders to out.png */
-static char *png_path_for(const char *script)
+static int write_plot(FILE *out, const char *output, void *arg)
 {
-	size_t len = strlen(script);
-	char *png;
-
-	if (len > 3 && !strcmp(script + len - 3, ".gp"))
-		len -= 3;
-	png = malloc(len + 5);
-	if (png) {
-		memcpy(png, script, len);
-		strcpy(png + len, ".png");
-	}
-	return png;
-}
-
-static int write_script(const struct stats_cmd *cmd, const char *path, int fd,
-			const char *png)
-{
+	const struct stats_cmd *cmd = arg;
 	struct stats_plot_opts opts = {
-		.output = png,
+		.output = output,
 		.width = cmd->width,
 		.height = cmd->height,
 		.watermark = cmd->watermark,
 	};
-	FILE *out = fd >= 0 ? fdopen(fd, "w") : fopen(path, "w");
-	int ret;
 
-	if (!out) {
-		if (fd >= 0)
-			close(fd);
-		return error_errno("cannot create '%s'", path);
-	}
-	ret = stats_plot__write(out, cmd->files, cmd->nr_files, &opts);
-	if (ferror(out) && !ret)
-		ret = error("cannot write '%s'", path);
-	if (fclose(out) && !ret)
-		ret = error_errno("cannot write '%s'", path);
-	return ret;
-}
-
-static int no_gnuplot(void)
-{
-	return error("cannot plot: gnuplot is not installed (install the 'gnuplot-nox' package); "
-		     "--gnuplot <file> writes the script without it");
-}
-
-static int plot(const struct stats_cmd *cmd)
-{
-	char tmp[4096] = "";
-	const char *script = cmd->script_path;
-	char *png = NULL;
-	int fd = -1, ret;
-
-	if (!script) {
-		const char *dir = getenv("TMPDIR");
-
-		snprintf(tmp, sizeof(tmp), "%s/memtrack-stats-XXXXXX.gp",
-			 dir && *dir ? dir : "/tmp");
-		fd = mkstemps(tmp, 3);
-		if (fd < 0)
-			return error_errno("cannot create a temporary file in '%s'",
-					   dir && *dir ? dir : "/tmp");
-		script = tmp;
-	}
-	if (!cmd->plot_path) {
-		png = png_path_for(script);
-		if (!png)
-			return error("out of memory");
-	}
-
-	ret = write_script(cmd, script, fd, cmd->plot_path ? cmd->plot_path : png);
-	if (!ret && cmd->plot_path) {
-		if (!stats_plot__have_gnuplot())
-			ret = no_gnuplot();
-		else
-			ret = stats_plot__render(script);
-	}
-	if (*tmp) {
-		if (ret && verbose)
-			fprintf(stderr, "the plot script is kept in '%s'\n", tmp);
-		else
-			unlink(tmp);
-	}
-	free(png);
-	return ret;
+	return stats_plot__write(out, cmd->files, cmd->nr_files, &opts);
 }
 
 /* ---- reading ---- */
@@ -533,7 +474,7 @@ static void free_files(struct stats_cmd *cmd)
 
 int cmd_stats(int argc, const char **argv)
 {
-	struct stats_cmd cmd = { .watermark = 75, .shard_ring = "stacks" };
+	struct stats_cmd cmd = { .watermark = UINT_MAX, .shard_ring = "stacks" };
 	const struct option options[] = {
 		OPT_BOOLEAN(0, "json", &cmd.json, "print the figures as one JSON document"),
 		OPT_STRING(0, "plot", &cmd.plot_path, "file",
@@ -544,7 +485,7 @@ int cmd_stats(int argc, const char **argv)
 			     "<width>x<height> of the PNG in pixels (default 1280 wide, 280 per panel)",
 			     parse_plot_size),
 		OPT_UINTEGER(0, "watermark", &cmd.watermark, "pct",
-			     "pressure watermark drawn on the fill panel (default 75)"),
+			     "watermark drawn on the fill panel (default: each ring's own)"),
 		OPT_STRING(0, "shard-ring", &cmd.shard_ring, "ring",
 			   "ring shown in the shard table (default stacks)"),
 		OPT_BOOLEAN(0, "strict", &cmd.strict, "stop at the first malformed line"),
@@ -559,7 +500,9 @@ int cmd_stats(int argc, const char **argv)
 		error("no stats file given");
 		usage_with_options(stats_usage, options);
 	}
-	if (!cmd.watermark || cmd.watermark > 100) {
+	if (cmd.watermark == UINT_MAX)
+		cmd.watermark = 0;	/* each ring's own, from its ring_open row */
+	else if (!cmd.watermark || cmd.watermark > 100) {
 		error("--watermark must be between 1 and 100");
 		usage_with_options(stats_usage, options);
 	}
@@ -568,10 +511,8 @@ int cmd_stats(int argc, const char **argv)
 		usage_with_options(stats_usage, options);
 	}
 	/* do not read a large file only to find gnuplot missing */
-	if (cmd.plot_path && !cmd.script_path && !stats_plot__have_gnuplot()) {
-		no_gnuplot();
+	if (cmd.plot_path && !cmd.script_path && gnuplot__check())
 		return 1;
-	}
 
 	if (read_files(&cmd, argc, argv)) {
 		ret = 1;
@@ -582,7 +523,7 @@ int cmd_stats(int argc, const char **argv)
 	else if (!cmd.quiet)
 		print_text(&cmd);
 	if (!ret && (cmd.plot_path || cmd.script_path))
-		ret = plot(&cmd);
+		ret = gnuplot__plot(cmd.plot_path, cmd.script_path, write_plot, &cmd);
 	ret = ret ? 1 : 0;
 out:
 	free_files(&cmd);

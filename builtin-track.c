@@ -27,6 +27,7 @@
 #include "util/bpf_track.h"
 #include "util/encoder.h"
 #include "util/merge.h"
+#include "util/out-file.h"
 #include "util/parse-options.h"
 #include "util/pipeline-stats.h"
 #include "util/poller.h"
@@ -123,6 +124,7 @@ struct track_session {
 	pid_t *attach;			/* -p: the pids, NULL when we run a command */
 	int nattach;
 	struct run_as run_as;
+	int out_dirfd;			/* -o, opened once */
 	int artifact_fd;
 	char artifact_path[PATH_MAX];
 	const char *libc_path;
@@ -248,26 +250,27 @@ static const char *stats_path_from_env(void)
 	return path && *path ? path : NULL;
 }
 
-static void chown_to_user(const struct run_as *as, const char *path)
-{
-	if (as->set && path && chown(path, as->uid, as->gid))
-		warning("cannot give '%s' to uid %u: %s", path,
-			(unsigned int)as->uid, strerror(errno));
-}
-
+/* as the invoking user under sudo: see util/out-file.h */
 static void prepare_output_dir(struct track_session *s)
 {
-	struct stat st;
-	bool existed = !stat(opts.output_dir, &st);
-	int err = mkdir_p(opts.output_dir, 0755);
+	char why[OUT_WHY_MAX];
 
-	if (err)
-		die("cannot create output directory '%s': %s", opts.output_dir,
-		    strerror(-err));
-	if (access(opts.output_dir, W_OK | X_OK))
-		die_errno("output directory '%s' is not writable", opts.output_dir);
-	if (!existed)
-		chown_to_user(&s->run_as, opts.output_dir);
+	s->out_dirfd = out_dir__open(&s->run_as, opts.output_dir, true, why);
+	if (s->out_dirfd < 0)
+		die("cannot create output directory '%s': %s", opts.output_dir, why);
+}
+
+static void create_stats_file(struct track_session *s)
+{
+	char why[OUT_WHY_MAX];
+	int fd;
+
+	fd = out_file__create_path(&s->run_as, opts.stats_path, OUT_REPLACE, why);
+	if (fd < 0)
+		die("failed to create memtrack stats file '%s': %s", opts.stats_path, why);
+	s->stats = pstats__create(fd, opts.stats_path);
+	if (!s->stats)
+		die("out of memory");
 }
 
 /* BPF sees the initial namespace's pids; memtrack's own must be the same */
@@ -334,21 +337,21 @@ static void prepare_backend(struct track_session *s)
 	s->backend = BACKEND_BPF;
 }
 
+/* a new file: an artifact never replaces one (pids come round again) */
 static void open_artifact(struct track_session *s)
 {
-	snprintf(s->artifact_path, sizeof(s->artifact_path),
-		 "%s/%d.MemtrackArtifact.msgpack", opts.output_dir, s->root_pid);
-	s->artifact_fd = open(s->artifact_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-	if (s->artifact_fd < 0) {
-		int err = errno;
+	char name[64], why[OUT_WHY_MAX];
 
+	snprintf(name, sizeof(name), "%d.MemtrackArtifact.msgpack", s->root_pid);
+	snprintf(s->artifact_path, sizeof(s->artifact_path), "%s/%s", opts.output_dir, name);
+	s->artifact_fd = out_file__create(&s->run_as, s->out_dirfd, name, OUT_NEW, why);
+	if (s->artifact_fd < 0) {
 		if (!s->attach)
 			spawn__abort(&s->child);
-		errno = err;
-		die_errno("cannot create artifact '%s'", s->artifact_path);
+		die("cannot create artifact '%s': %s", s->artifact_path, why);
 	}
-	chown_to_user(&s->run_as, s->artifact_path);
+	close(s->out_dirfd);
+	s->out_dirfd = -1;
 }
 
 static void set_mode(struct track_session *s, pid_t pid, enum mt_mode mode)
@@ -866,9 +869,57 @@ static void run_child(struct track_session *s)
 	s->end_ns = now_ns();
 }
 
+/* the kernel's ptrace check, PTRACE_MODE_ATTACH with the caller's fs creds */
+static int open_proc_mem(void *arg, char *why __maybe_unused, size_t len __maybe_unused)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", *(const pid_t *)arg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * -p under sudo: only what the invoking user could trace, or memtrack
+ * would hand them another user's process (its names, its allocations)
+ * and let back-pressure stop it.  0, or -errno with why filled in.
+ */
+static int may_trace(const struct track_session *s, pid_t pid, char *why, size_t len)
+{
+	int fd;
+
+	if (!s->run_as.set)
+		return 0;
+	fd = run_as__call(&s->run_as, open_proc_mem, &pid, why, len);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* "uid N" of a process, from /proc, for messages */
+static unsigned long process_uid(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long uid = -1UL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return uid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %*u %lu", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
 /* -p: the given processes and their descendants, as they run now */
 static void attach_to_tree(struct track_session *s)
 {
+	char why[256];
 	pid_t *tree;
 	int n, i, err;
 
@@ -876,7 +927,15 @@ static void attach_to_tree(struct track_session *s)
 	if (n < 0)
 		die("cannot read the process tree: %s", strerror(-n));
 	for (i = 0; i < n; i++) {
-		struct process *p = proc_table__get(&s->procs, tree[i]);
+		struct process *p;
+
+		/* the given pids were checked already: these are descendants */
+		if (i >= s->nattach && may_trace(s, tree[i], why, sizeof(why))) {
+			warning("not tracking pid %d, a descendant: uid %u may not trace "
+				"it (%s)", tree[i], (unsigned int)s->run_as.uid, why);
+			continue;
+		}
+		p = proc_table__get(&s->procs, tree[i]);
 
 		/* a running process cannot take the shim */
 		err = bpf_track__set_mode(s->bpf, tree[i], MT_MODE_BPF);
@@ -1124,11 +1183,17 @@ static int check_bpf(void)
 
 static void check_attach_targets(const struct track_session *s)
 {
+	char why[256];
 	int i;
 
-	for (i = 0; i < s->nattach; i++)
+	for (i = 0; i < s->nattach; i++) {
 		if (kill(s->attach[i], 0) && errno == ESRCH)
 			die("no process with pid %d", s->attach[i]);
+		if (may_trace(s, s->attach[i], why, sizeof(why)))
+			die("cannot attach to pid %d (uid %lu): uid %u, who ran sudo, may "
+			    "not trace it (%s)", s->attach[i], process_uid(s->attach[i]),
+			    (unsigned int)s->run_as.uid, why);
+	}
 }
 
 /* dwarf[,<size>]: the bytes of stack copied, a multiple of 8 as perf rounds them */
@@ -1259,11 +1324,10 @@ int cmd_track(int argc, const char **argv)
 			    "check that the BPF programs load here, and exit"),
 		OPT_END()
 	};
-	struct track_session s = { .artifact_fd = -1, .guardian_fd = -1 };
+	struct track_session s = { .out_dirfd = -1, .artifact_fd = -1, .guardian_fd = -1 };
 	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char **cmd_argv;
-	uint32_t prog_ids[16];
-	int err, nprogs;
+	int err;
 
 	argc = parse_options(argc, argv, options, track_usage,
 			     PARSE_OPT_STOP_AT_NON_OPTION | PARSE_OPT_KEEP_DASHDASH);
@@ -1281,6 +1345,7 @@ int cmd_track(int argc, const char **argv)
 	} else {
 		cmd_argv = argv;
 	}
+	run_as__from_sudo(&s.run_as);
 	if (opts.attach_pids) {
 		if (argc > 0) {
 			error("-p and a command cannot go together");
@@ -1304,17 +1369,12 @@ int cmd_track(int argc, const char **argv)
 		usage_with_options(track_usage, options);
 	}
 	s.command = join_args(argc, argv);
-	run_as__from_sudo(&s.run_as);
 
 	/* the stats file comes first, before anything needs privilege */
 	if (!opts.stats_path)
 		opts.stats_path = stats_path_from_env();
-	if (opts.stats_path) {
-		s.stats = pstats__create(opts.stats_path);
-		if (!s.stats)
-			die_errno("failed to create memtrack stats file '%s'", opts.stats_path);
-		chown_to_user(&s.run_as, opts.stats_path);
-	}
+	if (opts.stats_path)
+		create_stats_file(&s);
 	prepare_output_dir(&s);
 	check_pid_namespace();
 	/* a command that dies before its start must not kill us through the go pipe */
@@ -1323,8 +1383,7 @@ int cmd_track(int argc, const char **argv)
 	load_bpf(&s);
 	proc_table__init(&s.procs);
 
-	nprogs = bpf_track__prog_ids(s.bpf, prog_ids, ARRAY_SIZE(prog_ids));
-	err = pressure__start_guardian(bpf_track__pressure_fd(s.bpf), prog_ids, nprogs);
+	err = pressure__start_guardian(bpf_track__pressure_fd(s.bpf));
 	if (err < 0)
 		die("cannot start the guardian process: %s", strerror(-err));
 	s.guardian_fd = err;

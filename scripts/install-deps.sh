@@ -7,7 +7,7 @@ set -e
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev
 libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time
 libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev shellcheck
-zlib1g-dev libiberty-dev libdebuginfod-dev debuginfod elfutils binutils iproute2"
+zlib1g-dev libiberty-dev libdebuginfod-dev debuginfod elfutils binutils iproute2 sudo"
 [ $# -gt 0 ] && PACKAGES="$*"
 
 missing=

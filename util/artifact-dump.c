@@ -7,23 +7,7 @@
 #include <stdio.h>
 
 #include "artifact-format.h"
-
-/* the one JSON string writer of --dump: strings come from the artifact */
-static void print_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
+#include "quote.h"
 
 static void dump_value(FILE *out, const struct artifact_key *k, const void *field)
 {
@@ -35,7 +19,8 @@ static void dump_value(FILE *out, const struct artifact_key *k, const void *fiel
 	case AT_I32: fprintf(out, "%" PRId32, *(const int32_t *)field); break;
 	case AT_U32: fprintf(out, "%" PRIu32, *(const uint32_t *)field); break;
 	case AT_U64: fprintf(out, "%" PRIu64, *(const uint64_t *)field); break;
-	case AT_STR: print_json_string(out, *(const char *const *)field); break;
+	/* strings come from the artifact: valid UTF-8 JSON whatever they hold */
+	case AT_STR: quote_json(out, *(const char *const *)field); break;
 	case AT_BOOL: fputs(*(const bool *)field ? "true" : "false", out); break;
 	case AT_DROPS:
 		fprintf(out, "{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "}", ARTIFACT_DROPS_EVENTS,

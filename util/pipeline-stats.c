@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,8 @@
 #include <unistd.h>
 
 #include "pipeline-stats.h"
+#include "quote.h"
+#include "stats-format.h"
 #include "usage.h"
 #include "util.h"
 
@@ -22,15 +23,10 @@ struct pstats {
 	bool failed;
 };
 
-struct pstats *pstats__create(const char *path)
+struct pstats *pstats__create(int fd, const char *path)
 {
-	struct pstats *ps;
-	int fd;
+	struct pstats *ps = calloc(1, sizeof(*ps));
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return NULL;
-	ps = calloc(1, sizeof(*ps));
 	if (!ps || !(ps->fp = fdopen(fd, "w")) || !(ps->path = strdup(path))) {
 		if (ps && ps->fp)
 			fclose(ps->fp);
@@ -52,17 +48,42 @@ static void stop_sampling(struct pstats *ps)
 		ps->path, strerror(errno));
 }
 
-static void emit_line(struct pstats *ps, const char *fmt, ...)
+static void put_value(FILE *fp, enum stats_key key, const struct stats_values *v)
 {
-	va_list ap;
-	int ret;
+	size_t i;
+
+	switch (stats_key_types[key]) {
+	case STATS_U64:
+		fprintf(fp, "%" PRIu64, v->u[key]);
+		break;
+	case STATS_STRING:
+		quote_json(fp, v->ring);
+		break;
+	case STATS_PAUSES:
+		fputc('[', fp);
+		for (i = 0; i < v->nr_pauses; i++)
+			fprintf(fp, "%s[%d,%" PRIu64 "]", i ? "," : "", v->pauses[i].pid,
+				v->pauses[i].stopped_at);
+		fputc(']', fp);
+		break;
+	}
+}
+
+/* one row: "k", then every key of its kind as stats-format.h lists them */
+static void emit_row(struct pstats *ps, enum stats_kind kind, const struct stats_values *v)
+{
+	const struct stats_row_format *fmt = &stats_row_formats[kind];
+	unsigned int i;
 
 	pthread_mutex_lock(&ps->lock);
 	if (!ps->failed) {
-		va_start(ap, fmt);
-		ret = vfprintf(ps->fp, fmt, ap);
-		va_end(ap);
-		if (ret < 0 || ferror(ps->fp))
+		fprintf(ps->fp, "{\"k\":\"%s\"", stats_kind_names[kind]);
+		for (i = 0; i < fmt->nr; i++) {
+			fprintf(ps->fp, ",\"%s\":", stats_key_names[fmt->fields[i].key]);
+			put_value(ps->fp, fmt->fields[i].key, v);
+		}
+		fputs("}\n", ps->fp);
+		if (ferror(ps->fp))
 			stop_sampling(ps);
 	}
 	pthread_mutex_unlock(&ps->lock);
@@ -71,63 +92,94 @@ static void emit_line(struct pstats *ps, const char *fmt, ...)
 void pstats__ring_open(struct pstats *ps, const char *ring, uint64_t size,
 		       uint64_t watermark)
 {
-	if (ps)
-		emit_line(ps, "{\"k\":\"ring_open\",\"t\":%lu,\"ring\":\"%s\",\"size\":%lu,"
-			  "\"watermark\":%lu}\n", now_ns(), ring, size, watermark);
+	struct stats_values v = { .ring = ring };
+
+	if (!ps)
+		return;
+	v.u[STATS_KEY_T] = now_ns();
+	v.u[STATS_KEY_SIZE] = size;
+	v.u[STATS_KEY_WATERMARK] = watermark;
+	emit_row(ps, STATS_KIND_RING_OPEN, &v);
 }
 
 void pstats__ring_tick(struct pstats *ps, const struct ring_tick *k)
 {
-	if (ps)
-		emit_line(ps, "{\"k\":\"ring\",\"ring\":\"%s\",\"t0\":%lu,\"prod0\":%lu,"
-			  "\"cons0\":%lu,\"t1\":%lu,\"prod1\":%lu,\"cons1\":%lu,\"peak\":%lu}\n",
-			  k->ring, k->t0, k->prod0, k->cons0, k->t1, k->prod1,
-			  k->cons1, k->peak);
+	struct stats_values v = { .ring = k->ring };
+
+	if (!ps)
+		return;
+	v.u[STATS_KEY_T0] = k->t0;
+	v.u[STATS_KEY_PROD0] = k->prod0;
+	v.u[STATS_KEY_CONS0] = k->cons0;
+	v.u[STATS_KEY_T1] = k->t1;
+	v.u[STATS_KEY_PROD1] = k->prod1;
+	v.u[STATS_KEY_CONS1] = k->cons1;
+	v.u[STATS_KEY_PEAK] = k->peak;
+	emit_row(ps, STATS_KIND_RING, &v);
 }
 
+/* one row lists every released pid, however many */
 void pstats__pressure(struct pstats *ps, const char *ring, uint64_t t,
 		      const struct stopped_pid *pids, int n)
 {
-	char *list = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct stats_values v = { .ring = ring, .nr_pauses = n };
+	struct stats_pause *pauses;
 	int i;
 
 	if (!ps)
 		return;
-	/* one row lists every released pid, however many */
-	f = open_memstream(&list, &len);
-	if (!f)
+	pauses = calloc(n ? n : 1, sizeof(*pauses));
+	if (!pauses)
 		return;
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s[%u,%lu]", i ? "," : "", pids[i].pid, pids[i].stopped_at);
-	if (fclose(f) == 0)
-		emit_line(ps, "{\"k\":\"pressure\",\"ring\":\"%s\",\"t\":%lu,\"pids\":[%s]}\n",
-			  ring, t, list);
-	free(list);
+	for (i = 0; i < n; i++) {
+		pauses[i].pid = pids[i].pid;
+		pauses[i].stopped_at = pids[i].stopped_at;
+	}
+	v.pauses = pauses;
+	v.u[STATS_KEY_T] = t;
+	emit_row(ps, STATS_KIND_PRESSURE, &v);
+	free(pauses);
 }
 
 void pstats__backlog(struct pstats *ps, uint64_t sent, uint64_t received)
 {
-	if (ps)
-		emit_line(ps, "{\"k\":\"backlog\",\"t\":%lu,\"sent\":%lu,\"received\":%lu,"
-			  "\"rss\":%lu}\n", now_ns(), sent, received, self_rss_bytes());
+	struct stats_values v = { 0 };
+
+	if (!ps)
+		return;
+	v.u[STATS_KEY_T] = now_ns();
+	v.u[STATS_KEY_SENT] = sent;
+	v.u[STATS_KEY_RECEIVED] = received;
+	v.u[STATS_KEY_RSS] = self_rss_bytes();
+	emit_row(ps, STATS_KIND_BACKLOG, &v);
 }
 
 void pstats__resolve(struct pstats *ps, uint64_t t0, uint64_t t1, uint64_t n)
 {
-	if (ps)
-		emit_line(ps, "{\"k\":\"resolve\",\"t0\":%lu,\"t1\":%lu,\"n\":%lu}\n",
-			  t0, t1, n);
+	struct stats_values v = { 0 };
+
+	if (!ps)
+		return;
+	v.u[STATS_KEY_T0] = t0;
+	v.u[STATS_KEY_T1] = t1;
+	v.u[STATS_KEY_N] = n;
+	emit_row(ps, STATS_KIND_RESOLVE, &v);
 }
 
 void pstats__encode(struct pstats *ps, const struct encoder_window_stats *w)
 {
-	if (ps)
-		emit_line(ps, "{\"k\":\"encode\",\"t\":%lu,\"events\":%lu,\"wait_ns\":%lu,"
-			  "\"encode_ns\":%lu,\"write_ns\":%lu,\"msgpack_bytes\":%lu,"
-			  "\"zstd_bytes\":%lu}\n", w->t, w->events, w->wait_ns,
-			  w->encode_ns, w->write_ns, w->msgpack_bytes, w->zstd_bytes);
+	struct stats_values v = { 0 };
+
+	if (!ps)
+		return;
+	v.u[STATS_KEY_T] = w->t;
+	v.u[STATS_KEY_EVENTS] = w->events;
+	v.u[STATS_KEY_WAIT_NS] = w->wait_ns;
+	v.u[STATS_KEY_ENCODE_NS] = w->encode_ns;
+	v.u[STATS_KEY_WRITE_NS] = w->write_ns;
+	v.u[STATS_KEY_MSGPACK_BYTES] = w->msgpack_bytes;
+	v.u[STATS_KEY_ZSTD_BYTES] = w->zstd_bytes;
+	emit_row(ps, STATS_KIND_ENCODE, &v);
 }
 
 int pstats__close(struct pstats *ps)

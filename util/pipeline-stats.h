@@ -22,8 +22,8 @@ struct ring_tick {
 	uint64_t peak;
 };
 
-/* NULL with errno set when the file cannot be created */
-struct pstats *pstats__create(const char *path);
+/* writes to fd (taken, closed in any case); path names it in messages; NULL: out of memory */
+struct pstats *pstats__create(int fd, const char *path);
 /* watermark: bytes in the ring at which producers are stopped (our addition) */
 void pstats__ring_open(struct pstats *ps, const char *ring, uint64_t size,
 		       uint64_t watermark);

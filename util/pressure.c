@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/capability.h>
+#include <linux/membarrier.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
@@ -14,8 +17,7 @@
 #include "bpf/memtrack.h"
 #include "pressure.h"
 
-#define GUARDIAN_SCAN_US	10000
-#define GUARDIAN_MAX_SCANS	6000	/* a minute: programs are freed long before */
+#define GUARDIAN_ROUNDS		3
 
 static int bpf_map_call(int cmd, int map_fd, const void *key, void *value_or_next)
 {
@@ -100,28 +102,27 @@ int pressure__resume_attached(int map_fd, pid_t pid)
 	       0 : -ENOENT;
 }
 
-static bool program_alive(uint32_t id)
+/*
+ * What the guardian needs: to signal processes of any user (CAP_KILL) and
+ * the map it holds open (an fd needs no capability).  It keeps uid 0, so
+ * that no other user may signal it: under another uid, that user's
+ * processes could kill it and leave theirs and others' stopped.
+ */
+static int keep_only_cap_kill(void)
 {
-	union bpf_attr attr;
-	int fd;
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	int cap;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_id = id;
-	fd = syscall(__NR_bpf, BPF_PROG_GET_FD_BY_ID, &attr, sizeof(attr));
-	if (fd < 0)
-		return errno != ENOENT;
-	close(fd);
-	return true;
-}
-
-static bool any_program_alive(const uint32_t *ids, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (program_alive(ids[i]))
-			return true;
-	return false;
+	for (cap = 0; cap < 64; cap++)
+		if (cap != CAP_KILL && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+			return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	data[0].effective = data[0].permitted = 1u << CAP_KILL;
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
 #define MAX_HANDED_FDS 256
@@ -156,10 +157,11 @@ static ssize_t receive_fds(int sock, int *fds, int *nfds)
 	return n;
 }
 
-static void guardian_main(int sock, int map_fd, const uint32_t *prog_ids, int nprogs)
+/* 3: the socket, 4: the map, 5: memtrack's pidfd; stdio on /dev/null */
+static void guardian_setup(int sock, int map_fd, int pidfd)
 {
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
-	int fds[MAX_HANDED_FDS], nfds = 0, i, null_fd;
+	int i, null_fd;
 
 	for (i = 0; i < (int)(sizeof(sigs) / sizeof(sigs[0])); i++)
 		signal(sigs[i], SIG_IGN);
@@ -168,18 +170,27 @@ static void guardian_main(int sock, int map_fd, const uint32_t *prog_ids, int np
 	 * Keep nothing of memtrack's open: not its BPF links, and not its
 	 * stdout, or `$(memtrack track ...)` would wait for the guardian.
 	 */
-	if (dup2(sock, 3) < 0 || dup2(map_fd, 4) < 0)
+	if (dup2(sock, 3) < 0 || dup2(map_fd, 4) < 0 || dup2(pidfd, 5) < 0)
 		_exit(1);
-	close_range(5, ~0U, 0);
+	close_range(6, ~0U, 0);
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null_fd >= 0) {
 		dup2(null_fd, 0);
 		dup2(null_fd, 1);
 		dup2(null_fd, 2);
-		if (null_fd > 4)
+		if (null_fd > 5)
 			close(null_fd);
 	}
+	/* nothing left to do with more; should it fail, resuming matters more */
+	keep_only_cap_kill();
+}
 
+static void guardian_main(int sock, int map_fd, int pidfd)
+{
+	struct pollfd exited = { .fd = 5, .events = POLLIN };
+	int fds[MAX_HANDED_FDS], nfds = 0, i;
+
+	guardian_setup(sock, map_fd, pidfd);
 	for (;;) {
 		ssize_t n = receive_fds(3, fds, &nfds);
 
@@ -190,43 +201,54 @@ static void guardian_main(int sock, int map_fd, const uint32_t *prog_ids, int np
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 	/*
-	 * memtrack is gone, but its programs may still run (and stop
-	 * processes) until the kernel has released its links: keep resuming
-	 * until they are freed, then once more.
+	 * The kernel releases the links of an exiting process before its
+	 * pidfd says it has exited (exit_files, exit_task_work, then
+	 * exit_notify), and releasing a uprobe link waits for its running
+	 * handlers.  Tracepoint programs that started before may still be
+	 * running: one RCU grace period later (membarrier), none is.
 	 */
-	for (i = 0; i < GUARDIAN_MAX_SCANS && any_program_alive(prog_ids, nprogs); i++) {
+	while (poll(&exited, 1, -1) < 0 && errno == EINTR)
+		;
+	for (i = 0; i < GUARDIAN_ROUNDS; i++) {
+		syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
 		pressure__release_all(4);
-		usleep(GUARDIAN_SCAN_US);
 	}
-	pressure__release_all(4);
 	_exit(0);
 }
 
-int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs)
+int pressure__start_guardian(int map_fd)
 {
-	int fds[2], high_sock, high_map;
+	int fds[2], pidfd, high[3];
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds))
+	pidfd = syscall(SYS_pidfd_open, getpid(), 0);
+	if (pidfd < 0)
 		return -errno;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds)) {
+		close(pidfd);
+		return -errno;
+	}
 	pid = fork();
 	if (pid < 0) {
 		int err = -errno;
 
 		close(fds[0]);
 		close(fds[1]);
+		close(pidfd);
 		return err;
 	}
 	if (pid == 0) {
 		close(fds[1]);
-		/* above 4, so that moving them to 3 and 4 clobbers neither */
-		high_sock = fcntl(fds[0], F_DUPFD, 5);
-		high_map = fcntl(map_fd, F_DUPFD, 5);
-		if (high_sock < 0 || high_map < 0)
+		/* above 5, so that moving them to 3, 4 and 5 clobbers none */
+		high[0] = fcntl(fds[0], F_DUPFD, 6);
+		high[1] = fcntl(map_fd, F_DUPFD, 6);
+		high[2] = fcntl(pidfd, F_DUPFD, 6);
+		if (high[0] < 0 || high[1] < 0 || high[2] < 0)
 			_exit(1);
-		guardian_main(high_sock, high_map, prog_ids, nprogs);
+		guardian_main(high[0], high[1], high[2]);
 	}
 	close(fds[0]);
+	close(pidfd);
 	return fds[1];
 }
 

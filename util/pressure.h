@@ -27,10 +27,12 @@ int pressure__resume_attached(int map_fd, pid_t pid);
 /*
  * Forks a guardian that resumes what the map records once memtrack is gone,
  * however it ends (even SIGKILL): it waits for EOF on a socket whose other
- * end memtrack keeps, then resumes until the programs that stop processes
- * (prog_ids) are freed.  Returns memtrack's end, or -errno.
+ * end memtrack keeps and for memtrack's exit (a pidfd), by which time the
+ * kernel has released memtrack's BPF links, closes the links handed over,
+ * waits for programs still running (an RCU grace period), and resumes.
+ * It keeps uid 0 and CAP_KILL only.  Returns memtrack's end, or -errno.
  */
-int pressure__start_guardian(int map_fd, const uint32_t *prog_ids, int nprogs);
+int pressure__start_guardian(int map_fd);
 /*
  * Gives fds (uprobe links) to the guardian, which closes them once memtrack
  * is gone: unregistering uprobes takes tens of ms that memtrack's exit then

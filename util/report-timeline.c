@@ -1,29 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * The live heap over time for report --timeline: a series per process on
+ * the shared time bins of util/timeline.c (largest and latest value of
+ * each bin), and the gnuplot script that draws them.
+ */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gnuplot.h"
+#include "quote.h"
 #include "report-timeline.h"
+#include "timeline.h"
 
 #define FIRST_BIN_NS	1000ULL
-
-struct bin {
-	uint64_t max, last;
-	bool set;
-};
+#define PLOT_WIDTH	1200
+#define PLOT_HEIGHT	600
 
 struct series {
 	int32_t key;
 	uint64_t peak;
-	struct bin *bins;
+	struct timeline_series max, last;
 };
 
 struct report_timeline {
-	unsigned int nr_bins;
-	uint64_t width;			/* ns per bin */
-	uint64_t end;			/* the latest time seen */
-	struct series *series;
+	struct timeline tl;
+	struct series *series;		/* fixed: the timeline points into it */
 	unsigned int nr_series;
 	unsigned int last_hit;		/* where the last lookup found its series */
 	bool failed;			/* out of memory once: stop adding series */
@@ -31,107 +35,69 @@ struct report_timeline {
 
 struct report_timeline *report_timeline__new(unsigned int bins)
 {
-	struct report_timeline *tl = calloc(1, sizeof(*tl));
+	struct report_timeline *rt = calloc(1, sizeof(*rt));
 
-	if (!tl)
+	if (!rt)
 		return NULL;
-	tl->nr_bins = bins < 16 ? 16 : bins & ~1u;
-	tl->width = FIRST_BIN_NS;
-	tl->series = calloc(REPORT_TIMELINE_SERIES + 1, sizeof(*tl->series));
-	if (!tl->series) {
-		free(tl);
+	timeline__init(&rt->tl, FIRST_BIN_NS, bins < 16 ? 16 : bins);
+	rt->series = calloc(REPORT_TIMELINE_SERIES + 1, sizeof(*rt->series));
+	if (!rt->series) {
+		free(rt);
 		return NULL;
 	}
-	return tl;
+	return rt;
 }
 
-void report_timeline__delete(struct report_timeline *tl)
+void report_timeline__delete(struct report_timeline *rt)
 {
-	unsigned int i;
-
-	if (!tl)
+	if (!rt)
 		return;
-	for (i = 0; i < tl->nr_series; i++)
-		free(tl->series[i].bins);
-	free(tl->series);
-	free(tl);
+	timeline__exit(&rt->tl);
+	free(rt->series);
+	free(rt);
 }
 
-static struct series *find_series(struct report_timeline *tl, int32_t key)
+static struct series *find_series(struct report_timeline *rt, int32_t key)
 {
 	struct series *s;
 	unsigned int i;
 
-	if (tl->last_hit < tl->nr_series && tl->series[tl->last_hit].key == key)
-		return &tl->series[tl->last_hit];
-	for (i = 0; i < tl->nr_series; i++) {
-		if (tl->series[i].key == key) {
-			tl->last_hit = i;
-			return &tl->series[i];
+	if (rt->last_hit < rt->nr_series && rt->series[rt->last_hit].key == key)
+		return &rt->series[rt->last_hit];
+	for (i = 0; i < rt->nr_series; i++) {
+		if (rt->series[i].key == key) {
+			rt->last_hit = i;
+			return &rt->series[i];
 		}
 	}
 	/* the total always gets a series; processes while there is room */
-	if (tl->failed || (tl->nr_series >= REPORT_TIMELINE_SERIES &&
+	if (rt->failed || (rt->nr_series >= REPORT_TIMELINE_SERIES &&
 			   key != REPORT_TIMELINE_TOTAL))
 		return NULL;
-	s = &tl->series[tl->nr_series];
-	s->bins = calloc(tl->nr_bins, sizeof(*s->bins));
-	if (!s->bins) {
-		tl->failed = true;
+	s = &rt->series[rt->nr_series];
+	if (timeline__add_series(&rt->tl, &s->max, TIMELINE_MAX) ||
+	    timeline__add_series(&rt->tl, &s->last, TIMELINE_LAST)) {
+		rt->failed = true;
 		return NULL;
 	}
 	s->key = key;
 	s->peak = 0;
-	tl->last_hit = tl->nr_series++;
+	rt->last_hit = rt->nr_series++;
 	return s;
 }
 
-static struct bin merge_bins(const struct bin *a, const struct bin *b)
-{
-	struct bin m = *a;
-
-	if (!b->set)
-		return m;
-	if (!m.set || b->max > m.max)
-		m.max = b->max;
-	m.last = b->last;
-	m.set = true;
-	return m;
-}
-
-/* halves the resolution: bin i takes bins 2i and 2i+1 */
-static void widen(struct report_timeline *tl)
-{
-	unsigned int i, j, half = tl->nr_bins / 2;
-
-	for (i = 0; i < tl->nr_series; i++) {
-		struct bin *b = tl->series[i].bins;
-
-		for (j = 0; j < half; j++)
-			b[j] = merge_bins(&b[2 * j], &b[2 * j + 1]);
-		memset(b + half, 0, half * sizeof(*b));
-	}
-	tl->width *= 2;
-}
-
-void report_timeline__add(struct report_timeline *tl, int32_t key,
+void report_timeline__add(struct report_timeline *rt, int32_t key,
 			  uint64_t t_ns, uint64_t value)
 {
-	struct series *s;
-	struct bin *b;
+	struct series *s = find_series(rt, key);
 
-	while (t_ns / tl->width >= tl->nr_bins)
-		widen(tl);
-	if (t_ns > tl->end)
-		tl->end = t_ns;
-	s = find_series(tl, key);
 	if (!s)
 		return;
-	b = &s->bins[t_ns / tl->width];
-	if (!b->set || value > b->max)
-		b->max = value;
-	b->last = value;
-	b->set = true;
+	if (timeline__sample(&rt->tl, &s->max, t_ns, value) ||
+	    timeline__sample(&rt->tl, &s->last, t_ns, value)) {
+		rt->failed = true;
+		return;
+	}
 	if (value > s->peak)
 		s->peak = value;
 }
@@ -144,83 +110,85 @@ static int by_peak(const void *a, const void *b)
 	return x->peak < y->peak ? 1 : x->peak > y->peak ? -1 : 0;
 }
 
-/* one data block: seconds and bytes, a step per bin, carried forward */
-static void write_block(const struct report_timeline *tl, const struct series *s,
+/* one data block, numbers only: seconds and bytes, a step per bin, carried forward */
+static void write_block(const struct timeline *tl, const struct series *s,
 			FILE *out, unsigned int idx)
 {
-	unsigned int i, last_bin = tl->end / tl->width;
-	uint64_t carried = 0;
+	double carried = 0;
 	bool started = false;
+	size_t i;
 
 	fprintf(out, "$s%u << EOD\n", idx);
-	for (i = 0; i <= last_bin && i < tl->nr_bins; i++) {
-		const struct bin *b = &s->bins[i];
+	for (i = 0; i < tl->nr; i++) {
+		double t = timeline__bin_start(tl, i) / 1e9;
+		double max = s->max.v[i];
 
-		if (!b->set && !started)
+		if (isnan(max) && !started)
 			continue;
 		if (!started)
-			fprintf(out, "%.9f 0\n", (double)i * tl->width / 1e9);
+			fprintf(out, "%.9f 0\n", t);
 		started = true;
-		fprintf(out, "%.9f %llu\n", (double)i * tl->width / 1e9,
-			(unsigned long long)(b->set ? b->max : carried));
-		if (b->set)
-			carried = b->last;
+		fprintf(out, "%.9f %.0f\n", t, isnan(max) ? carried : max);
+		if (!isnan(s->last.v[i]))
+			carried = s->last.v[i];
 	}
+	/* a series needs two points to be drawn, even one without heap events */
 	if (!started)
-		fprintf(out, "0 0\n");
+		fprintf(out, "0 0\n1e-06 0\n");
 	fprintf(out, "EOD\n");
 }
 
-static void quote_title(FILE *out, const char *s)
+static void write_settings(FILE *out, const char *output, uint64_t peak)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		fputc(*s == '\n' ? ' ' : *s, out);
-	}
-	fputc('"', out);
+	gnuplot__set_png(out, PLOT_WIDTH, PLOT_HEIGHT, output);
+	fprintf(out, "set title 'live heap%s'\nset xlabel 'seconds'\n"
+		"set ylabel 'bytes'\nset format y '%%.1s %%cB'\n"
+		"set key outside right top\nset grid\n", peak ? "" : ": none");
+	/* [0:*] of all zeroes is an empty range, which gnuplot refuses */
+	fputs(peak ? "set yrange [0:*]\n" : "set yrange [0:1]\nset ytics 1\nset xrange [0:1]\n",
+	      out);
 }
 
-int report_timeline__write_gnuplot(struct report_timeline *tl, FILE *out,
-				   const char *png, unsigned int max_series,
+int report_timeline__write_gnuplot(struct report_timeline *rt, FILE *out,
+				   const char *output, unsigned int max_series,
 				   report_timeline_name_fn *name, void *arg)
 {
-	struct series **order = calloc(tl->nr_series + 1, sizeof(*order));
+	struct series **order = calloc(rt->nr_series + 1, sizeof(*order));
 	unsigned int i, n = 0;
+	uint64_t peak = 0;
 	char title[128];
 
 	if (!order)
 		return -ENOMEM;
-	for (i = 0; i < tl->nr_series; i++)
-		if (tl->series[i].key != REPORT_TIMELINE_TOTAL)
-			order[n++] = &tl->series[i];
+	for (i = 0; i < rt->nr_series; i++) {
+		if (rt->series[i].key != REPORT_TIMELINE_TOTAL)
+			order[n++] = &rt->series[i];
+		if (rt->series[i].peak > peak)
+			peak = rt->series[i].peak;
+	}
 	qsort(order, n, sizeof(*order), by_peak);
 	if (n > max_series)
 		n = max_series;
-	for (i = 0; i < tl->nr_series; i++)
-		if (tl->series[i].key == REPORT_TIMELINE_TOTAL)
-			order[n++] = &tl->series[i];
+	for (i = 0; i < rt->nr_series; i++)
+		if (rt->series[i].key == REPORT_TIMELINE_TOTAL)
+			order[n++] = &rt->series[i];
 
-	fprintf(out, "set terminal pngcairo size 1200,600 noenhanced\n");
-	fprintf(out, "set output ");
-	quote_title(out, png);
-	fprintf(out, "\nset title \"live heap\"\nset xlabel \"seconds\"\n");
-	fprintf(out, "set ylabel \"bytes\"\nset format y \"%%.1s %%cB\"\n");
-	fprintf(out, "set key outside right top\nset grid\nset yrange [0:*]\n");
+	write_settings(out, output, peak);
 	for (i = 0; i < n; i++)
-		write_block(tl, order[i], out, i);
+		write_block(&rt->tl, order[i], out, i);
+	if (!n)
+		fprintf(out, "$s0 << EOD\n0 0\n1e-06 0\nEOD\n");
 	fprintf(out, "plot ");
-	for (i = 0; i < n; i++) {
-		if (order[i]->key == REPORT_TIMELINE_TOTAL)
+	for (i = 0; i < n || (!n && !i); i++) {
+		bool total = !n || order[i]->key == REPORT_TIMELINE_TOTAL;
+
+		if (total)
 			snprintf(title, sizeof(title), "all processes");
 		else
 			name(order[i]->key, title, sizeof(title), arg);
-		fprintf(out, "%s$s%u using 1:2 with steps %s title ",
-			i ? ", \\\n     " : "", i,
-			order[i]->key == REPORT_TIMELINE_TOTAL ?
-			"lw 2 lc rgb \"black\"" : "lw 1");
-		quote_title(out, title);
+		fprintf(out, "%s$s%u using 1:2 with steps %s title ", i ? ", \\\n     " : "", i,
+			total ? "lw 2 lc rgb 'black'" : "lw 1");
+		quote_gnuplot(out, title);
 	}
 	fprintf(out, "\n");
 	free(order);

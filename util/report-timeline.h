@@ -6,11 +6,11 @@
 #include <stdio.h>
 
 /*
- * Live heap over time, per process and for the whole tree, in a fixed
- * number of time bins: when time runs past the last bin, the bins are
- * merged pairwise and their width doubles.  Each bin keeps the largest
- * value seen in it (so peaks survive) and the last one (carried forward
- * over bins without events).  Memory: bins * series, whatever the length.
+ * Live heap over time, per process and for the whole tree, on the time
+ * bins of util/timeline.c: at most a given number of bins, merged pairwise
+ * as time runs on.  Each bin keeps the largest value seen in it (so peaks
+ * survive) and the last one (carried forward over bins without events).
+ * Memory: bins * series, whatever the length.
  */
 
 #define REPORT_TIMELINE_TOTAL	INT32_MIN	/* the series of the whole tree */
@@ -29,10 +29,11 @@ typedef void report_timeline_name_fn(int32_t pid, char *buf, size_t len, void *a
 
 /*
  * Writes a gnuplot script, data inline, that draws the total and the
- * max_series processes of highest peak into png.
+ * max_series processes of highest peak into the PNG output (NULL: to
+ * gnuplot's standard output).  Names go through quote_gnuplot().
  */
 int report_timeline__write_gnuplot(struct report_timeline *tl, FILE *out,
-				   const char *png, unsigned int max_series,
+				   const char *output, unsigned int max_series,
 				   report_timeline_name_fn *name, void *arg);
 
 #endif

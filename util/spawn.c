@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ void run_as__from_sudo(struct run_as *as)
 	as->gid = gid;
 }
 
-static int drop_privileges(const struct run_as *as)
+int run_as__drop(const struct run_as *as)
 {
 	struct passwd *pw = getpwuid(as->uid);
 
@@ -93,7 +94,7 @@ static void child_main(const struct spawn *s, int go_fd, int ready_fd,
 	 */
 	signal(SIGPIPE, SIG_DFL);
 	setpriority(PRIO_PROCESS, 0, as->nice);
-	if (as->set && drop_privileges(as)) {
+	if (as->set && run_as__drop(as)) {
 		fprintf(stderr, "memtrack: cannot switch to uid %u: %s\n",
 			(unsigned int)as->uid, strerror(errno));
 		_exit(126);
@@ -165,4 +166,114 @@ void spawn__abort(struct spawn *s)
 		close(s->go_fd);
 	s->go_fd = -1;
 	waitpid(s->pid, NULL, 0);
+}
+
+struct call_reply {
+	int ret;
+	char why[256];
+};
+
+static int send_reply(int sock, const struct call_reply *r)
+{
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+
+	if (r->ret >= 0) {
+		msg.msg_control = control;
+		msg.msg_controllen = sizeof(control);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &r->ret, sizeof(int));
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* the reply, with the fd received in place of the child's number */
+static int receive_reply(int sock, struct call_reply *r)
+{
+	char control[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = r, .iov_len = sizeof(*r) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control, .msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(*r))
+		return n < 0 ? -errno : -EPROTO;
+	r->why[sizeof(r->why) - 1] = 0;
+	if (r->ret < 0)
+		return 0;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPROTO;
+	memcpy(&r->ret, CMSG_DATA(c), sizeof(int));
+	return 0;
+}
+
+static void __attribute__((noreturn)) call_child(int sock, const struct run_as *as,
+						  run_as_fn *fn, void *arg)
+{
+	struct call_reply r = { 0 };
+
+	if (run_as__drop(as)) {
+		r.ret = -errno;
+		snprintf(r.why, sizeof(r.why), "cannot switch to uid %u: %s",
+			 (unsigned int)as->uid, strerror(errno));
+	} else {
+		r.ret = fn(arg, r.why, sizeof(r.why));
+		if (r.ret < 0 && !r.why[0])
+			snprintf(r.why, sizeof(r.why), "%s", strerror(-r.ret));
+	}
+	_exit(send_reply(sock, &r) ? 1 : 0);
+}
+
+int run_as__call(const struct run_as *as, run_as_fn *fn, void *arg, char *why,
+		 size_t why_len)
+{
+	struct call_reply r = { .ret = -EPROTO };
+	int fds[2], err, status;
+	pid_t pid;
+
+	why[0] = 0;
+	if (!as->set) {
+		r.ret = fn(arg, why, why_len);
+		if (r.ret < 0 && !why[0])
+			snprintf(why, why_len, "%s", strerror(-r.ret));
+		return r.ret;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (!pid) {
+		close(fds[0]);
+		call_child(fds[1], as, fn, arg);
+	}
+	close(fds[1]);
+	err = receive_reply(fds[0], &r);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (err) {
+		snprintf(why, why_len, "the process running as uid %u failed",
+			 (unsigned int)as->uid);
+		return err;
+	}
+	snprintf(why, why_len, "%s", r.why);
+	return r.ret;
 }

@@ -3,6 +3,7 @@
 #define MEMTRACK_SPAWN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -26,6 +27,20 @@ struct run_as {
 
 /* the invoking user under sudo (SUDO_UID/SUDO_GID), when running as root */
 void run_as__from_sudo(struct run_as *as);
+
+/* becomes the user for good: supplementary groups, gid, uid; 0 or -1 (errno) */
+int run_as__drop(const struct run_as *as);
+
+/*
+ * fn, as the invoking user when as->set (in a child process that becomes
+ * the user, so that the kernel checks the user's rights), else here.  fn
+ * returns an fd, or -errno with why filled in (strerror if it did not).
+ * Returns what fn returned, an fd being passed back over a socket.  The
+ * caller must be single-threaded: the child looks up the user's groups.
+ */
+typedef int run_as_fn(void *arg, char *why, size_t why_len);
+int run_as__call(const struct run_as *as, run_as_fn *fn, void *arg, char *why,
+		 size_t why_len);
 
 /*
  * forks, and returns once the child has dropped privileges (or died trying):

@@ -10,18 +10,26 @@
 #include <string.h>
 
 #include "stats-derive.h"
+#include "u64-map.h"
 #include "usage.h"
+#include "util.h"
 
 #define NS_PER_S	1e9
 #define NS_PER_MS	1e6
 
-const char *const stats_kind_names[STATS_KIND_MAX] = {
-	[STATS_KIND_RING_OPEN]	= "ring_open",
-	[STATS_KIND_RING]	= "ring",
-	[STATS_KIND_PRESSURE]	= "pressure",
-	[STATS_KIND_BACKLOG]	= "backlog",
-	[STATS_KIND_RESOLVE]	= "resolve",
-	[STATS_KIND_ENCODE]	= "encode",
+/* the figures of one ring row */
+struct stats_ring_row {
+	const char *ring;
+	uint64_t t0, prod0, cons0;
+	uint64_t t1, prod1, cons1;
+	uint64_t peak;
+	bool has_peak;
+};
+
+struct stats_encode_row {
+	uint64_t t, events;
+	uint64_t wait_ns, encode_ns, write_ns;
+	uint64_t msgpack_bytes, zstd_bytes;
 };
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -37,7 +45,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 struct stats_file *stats_file__new(const char *path)
 {
 	struct stats_file *sf = calloc(1, sizeof(*sf));
-	struct stats_timeline *tl;
+	struct timeline *tl;
 
 	if (!sf)
 		return NULL;
@@ -47,14 +55,14 @@ struct stats_file *stats_file__new(const char *path)
 		return NULL;
 	}
 	tl = &sf->timeline;
-	stats_timeline__init(tl, STATS_BIN_NS, STATS_MAX_BINS);
+	timeline__init(tl, STATS_BIN_NS, STATS_MAX_BINS);
 	/* no bins are allocated yet, so none of these can fail */
-	stats_timeline__add_series(tl, &sf->resolve_busy, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->encode_busy, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->encode_in, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->encode_out, STATS_MERGE_SUM);
-	stats_timeline__add_series(tl, &sf->in_flight, STATS_MERGE_MAX);
-	stats_timeline__add_series(tl, &sf->rss, STATS_MERGE_MAX);
+	timeline__add_series(tl, &sf->resolve_busy, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->encode_busy, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->encode_in, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->encode_out, TIMELINE_SUM);
+	timeline__add_series(tl, &sf->in_flight, TIMELINE_MAX);
+	timeline__add_series(tl, &sf->rss, TIMELINE_MAX);
 	return sf;
 }
 
@@ -64,12 +72,14 @@ void stats_file__delete(struct stats_file *sf)
 
 	if (!sf)
 		return;
-	stats_timeline__exit(&sf->timeline);
+	timeline__exit(&sf->timeline);
 	for (i = 0; i < sf->nr_rings; i++) {
+		free(sf->rings[i]->pending);
 		free(sf->rings[i]->name);
 		free(sf->rings[i]);
 	}
 	free(sf->rings);
+	u64_map__exit(&sf->ring_index);
 	for (i = 0; i < sf->nr_pids; i++)
 		free(sf->pids[i].spans.v);
 	free(sf->pids);
@@ -95,36 +105,83 @@ uint64_t stats_file__span_ns(const struct stats_file *sf)
 	return sf->has_time ? sf->last_t - sf->first_t : 0;
 }
 
+/* FNV-1a: sf->ring_index maps it to the ring's index + 1 */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
 struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
 					 const char *name)
 {
-	size_t i;
+	const uint64_t *i = u64_map__find(&sf->ring_index, name_hash(name));
+	size_t k;
 
-	for (i = 0; i < sf->nr_rings; i++)
-		if (!strcmp(sf->rings[i]->name, name))
-			return sf->rings[i];
+	if (i && !strcmp(sf->rings[*i - 1]->name, name))
+		return sf->rings[*i - 1];
+	/* two names of one hash (a file can be made so): the second is looked for */
+	for (k = 0; sf->ring_collisions && k < sf->nr_rings; k++)
+		if (!strcmp(sf->rings[k]->name, name))
+			return sf->rings[k];
 	return NULL;
 }
 
-static int ring__add_series(struct stats_ring *r, struct stats_timeline *tl)
+static int index_ring(struct stats_file *sf, const char *name, size_t i)
 {
-	if (stats_timeline__add_series(tl, &r->written, STATS_MERGE_SUM) ||
-	    stats_timeline__add_series(tl, &r->drained_bytes, STATS_MERGE_SUM) ||
-	    stats_timeline__add_series(tl, &r->busy, STATS_MERGE_SUM) ||
-	    stats_timeline__add_series(tl, &r->fill_peak, STATS_MERGE_MAX) ||
-	    stats_timeline__add_series(tl, &r->fill_last, STATS_MERGE_LAST) ||
-	    stats_timeline__add_series(tl, &r->consumed, STATS_MERGE_MAX))
+	uint64_t *slot;
+
+	slot = u64_map__get(&sf->ring_index, name_hash(name));
+	if (!slot)
+		return -ENOMEM;
+	/* taken: by another name, as this one was not found; the first keeps it */
+	if (*slot)
+		sf->ring_collisions = true;
+	else
+		*slot = i + 1;
+	return 0;
+}
+
+static int ring__add_series(struct stats_ring *r, struct timeline *tl)
+{
+	if (timeline__add_series(tl, &r->written, TIMELINE_SUM) ||
+	    timeline__add_series(tl, &r->drained_bytes, TIMELINE_SUM) ||
+	    timeline__add_series(tl, &r->busy, TIMELINE_SUM) ||
+	    timeline__add_series(tl, &r->fill_peak, TIMELINE_MAX) ||
+	    timeline__add_series(tl, &r->fill_last, TIMELINE_LAST) ||
+	    timeline__add_series(tl, &r->consumed, TIMELINE_MAX))
 		return -ENOMEM;
 	return 0;
 }
 
-static struct stats_ring *get_ring(struct stats_file *sf, const char *name)
+/*
+ * The ring of that name, made when first seen; NULL when out of memory or,
+ * with *skipped set, past STATS_MAX_RINGS: each ring takes its series of
+ * bins, so a file of ring names only must not take memory without end.
+ */
+/* a row of a ring past STATS_MAX_RINGS: counted, and read no further */
+static int skip_row(struct stats_file *sf)
+{
+	sf->skipped_rows++;
+	return 1;
+}
+
+static struct stats_ring *get_ring(struct stats_file *sf, const char *name, bool *skipped)
 {
 	struct stats_ring *r = stats_file__find_ring(sf, name), **rings;
 
+	*skipped = false;
 	if (r)
 		return r;
-
+	if (sf->nr_rings == STATS_MAX_RINGS) {
+		*skipped = true;
+		return NULL;
+	}
+	if (index_ring(sf, name, sf->nr_rings))
+		return NULL;
 	rings = realloc(sf->rings, (sf->nr_rings + 1) * sizeof(*rings));
 	if (!rings)
 		return NULL;
@@ -147,14 +204,18 @@ static struct stats_ring *get_ring(struct stats_file *sf, const char *name)
 	return r;
 }
 
-int stats_file__add_ring_open(struct stats_file *sf, const char *ring,
-			      uint64_t t, bool has_t, uint64_t size)
+static int add_ring_open(struct stats_file *sf, const char *ring, uint64_t t, bool has_t,
+			 uint64_t size, uint64_t watermark)
 {
-	struct stats_ring *r = get_ring(sf, ring);
+	bool skipped;
+	struct stats_ring *r = get_ring(sf, ring, &skipped);
 
+	if (skipped)
+		return skip_row(sf);
 	if (!r)
 		return -ENOMEM;
 	r->size = size;
+	r->watermark = watermark;
 	if (has_t)
 		note_time(sf, t);
 	sf->rows[STATS_KIND_RING_OPEN]++;
@@ -233,21 +294,21 @@ static int ring__account_write(struct stats_file *sf, struct stats_ring *r,
 				     (double)bytes / (double)(row->t1 - start));
 	else
 		start = row->t1;
-	return stats_timeline__spread(&sf->timeline, &r->written, start,
+	return timeline__spread(&sf->timeline, &r->written, start,
 				      row->t1, bytes);
 }
 
 static int ring__add_bins(struct stats_file *sf, struct stats_ring *r,
 			  const struct stats_ring_row *row, uint64_t tick_fill)
 {
-	struct stats_timeline *tl = &sf->timeline;
+	struct timeline *tl = &sf->timeline;
 	uint64_t drained = row->cons1 - row->cons0;
 
-	if (stats_timeline__spread(tl, &r->drained_bytes, row->t0, row->t1, drained) ||
-	    stats_timeline__spread(tl, &r->busy, row->t0, row->t1, row->t1 - row->t0) ||
-	    stats_timeline__sample(tl, &r->fill_peak, row->t1, tick_fill) ||
-	    stats_timeline__sample(tl, &r->fill_last, row->t1, row->prod1 - row->cons1) ||
-	    stats_timeline__sample(tl, &r->consumed, row->t1, drained))
+	if (timeline__spread(tl, &r->drained_bytes, row->t0, row->t1, drained) ||
+	    timeline__spread(tl, &r->busy, row->t0, row->t1, row->t1 - row->t0) ||
+	    timeline__sample(tl, &r->fill_peak, row->t1, tick_fill) ||
+	    timeline__sample(tl, &r->fill_last, row->t1, row->prod1 - row->cons1) ||
+	    timeline__sample(tl, &r->consumed, row->t1, drained))
 		return -ENOMEM;
 	return 0;
 }
@@ -256,16 +317,14 @@ static int ring__add_bins(struct stats_file *sf, struct stats_ring *r,
  * The caller checks that t0 <= t1, prod0 <= prod1, cons0 <= cons1 and
  * cons <= prod at both ends.
  */
-int stats_file__add_ring(struct stats_file *sf, const struct stats_ring_row *row)
+/* a row in time order: what successive rows give (write rate, drain bins) is right */
+static int count_ring_row(struct stats_file *sf, struct stats_ring *r,
+			  const struct stats_ring_row *row)
 {
-	struct stats_ring *r = get_ring(sf, row->ring);
 	uint64_t fill;
 
-	if (!r)
-		return -ENOMEM;
-	note_time(sf, row->t0);
-	note_time(sf, row->t1);
-
+	if (r->rows && row->t1 < r->last_t1)
+		r->late_rows++;
 	if (ring__account_write(sf, r, row))
 		return -ENOMEM;
 	ring__account_drain(r, row->t0, row->t1, row->cons1 - row->cons0);
@@ -289,8 +348,100 @@ int stats_file__add_ring(struct stats_file *sf, const struct stats_ring_row *row
 		r->last_prod1 = max_u64(r->last_prod1, row->prod1);
 	}
 	r->rows++;
-	sf->rows[STATS_KIND_RING]++;
 	return ring__add_bins(sf, r, row, fill);
+}
+
+/* ---- rows put back in time order: a min-heap on t1, per ring ---- */
+
+static bool row_before(const struct stats_ring_row *a, const struct stats_ring_row *b)
+{
+	return a->t1 != b->t1 ? a->t1 < b->t1 : a->t0 < b->t0;
+}
+
+static void swap_rows(struct stats_ring_row *a, struct stats_ring_row *b)
+{
+	struct stats_ring_row t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static int pending__push(struct stats_ring *r, const struct stats_ring_row *row)
+{
+	size_t i;
+
+	if (grow_array((void **)&r->pending, &r->alloc_pending, r->nr_pending + 1,
+		       sizeof(*r->pending)))
+		return -ENOMEM;
+	i = r->nr_pending++;
+	r->pending[i] = *row;
+	r->pending[i].ring = NULL;
+	for (; i && row_before(&r->pending[i], &r->pending[(i - 1) / 2]); i = (i - 1) / 2)
+		swap_rows(&r->pending[i], &r->pending[(i - 1) / 2]);
+	return 0;
+}
+
+static struct stats_ring_row pending__pop(struct stats_ring *r)
+{
+	struct stats_ring_row first = r->pending[0];
+	size_t i = 0, n = --r->nr_pending;
+
+	r->pending[0] = r->pending[n];
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && row_before(&r->pending[l], &r->pending[m]))
+			m = l;
+		if (l + 1 < n && row_before(&r->pending[l + 1], &r->pending[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		swap_rows(&r->pending[i], &r->pending[m]);
+		i = m;
+	}
+	return first;
+}
+
+/*
+ * One poller writes a ring's rows in time order, but files get
+ * concatenated, merged and sorted: a reversed file had a write peak of 0.
+ * Rows wait here until STATS_REORDER_ROWS later ones have come, and are
+ * counted in time order; a row later than that is counted late.
+ */
+static int add_ring(struct stats_file *sf, const struct stats_ring_row *row)
+{
+	struct stats_ring_row first;
+	bool skipped;
+	struct stats_ring *r = get_ring(sf, row->ring, &skipped);
+
+	if (skipped)
+		return skip_row(sf);
+	if (!r || pending__push(r, row))
+		return -ENOMEM;
+	note_time(sf, row->t0);
+	note_time(sf, row->t1);
+	sf->rows[STATS_KIND_RING]++;
+	if (r->nr_pending <= STATS_REORDER_ROWS)
+		return 0;
+	first = pending__pop(r);
+	return count_ring_row(sf, r, &first);
+}
+
+int stats_file__finish(struct stats_file *sf)
+{
+	size_t i;
+
+	for (i = 0; i < sf->nr_rings; i++) {
+		struct stats_ring *r = sf->rings[i];
+
+		while (r->nr_pending) {
+			struct stats_ring_row row = pending__pop(r);
+
+			if (count_ring_row(sf, r, &row))
+				return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 static int span_cmp(const void *a, const void *b)
@@ -439,18 +590,22 @@ static int file__add_pause(struct stats_file *sf, struct stats_ring *r,
  * One pressure row is one episode: from the first stop among its pids to
  * the release at t.  Each pid was paused for t - stopped_at.
  */
-int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
-			     const struct stats_pause *pauses, size_t nr)
+static int add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
+			const struct stats_pause *pauses, size_t nr)
 {
 	struct stats_ring *r = NULL;
 	uint64_t start = t;
 	size_t i;
 
 	if (ring) {
-		r = get_ring(sf, ring);
-		if (!r)
+		bool skipped;
+
+		/* past STATS_MAX_RINGS the pauses still count, with no ring */
+		r = get_ring(sf, ring, &skipped);
+		if (!r && !skipped)
 			return -ENOMEM;
-		r->episodes++;
+		if (r)
+			r->episodes++;
 	}
 	note_time(sf, t);
 	sf->episodes++;
@@ -465,8 +620,8 @@ int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t
 				2 * STATS_MAX_BINS);
 }
 
-int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
-			    uint64_t received, uint64_t rss)
+static int add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
+		       uint64_t received, uint64_t rss)
 {
 	int64_t in_flight = (int64_t)(sent - received);
 
@@ -476,20 +631,19 @@ int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
 	sf->rss_max = max_u64(sf->rss_max, rss);
 	sf->rows[STATS_KIND_BACKLOG]++;
 
-	if (stats_timeline__sample(&sf->timeline, &sf->in_flight, t, in_flight) ||
-	    stats_timeline__sample(&sf->timeline, &sf->rss, t, rss))
+	if (timeline__sample(&sf->timeline, &sf->in_flight, t, in_flight) ||
+	    timeline__sample(&sf->timeline, &sf->rss, t, rss))
 		return -ENOMEM;
 	return 0;
 }
 
-int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
-			    uint64_t n __maybe_unused)
+static int add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1)
 {
 	note_time(sf, t0);
 	note_time(sf, t1);
 	sf->resolve_busy_ns += t1 - t0;
 	sf->rows[STATS_KIND_RESOLVE]++;
-	return stats_timeline__spread(&sf->timeline, &sf->resolve_busy, t0, t1,
+	return timeline__spread(&sf->timeline, &sf->resolve_busy, t0, t1,
 				      t1 - t0);
 }
 
@@ -498,9 +652,9 @@ int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
  * at the end of the window, after the wait for input; its bytes are spread
  * over the whole window.
  */
-int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row *row)
+static int add_encode(struct stats_file *sf, const struct stats_encode_row *row)
 {
-	struct stats_timeline *tl = &sf->timeline;
+	struct timeline *tl = &sf->timeline;
 	uint64_t busy = row->encode_ns + row->write_ns;
 	uint64_t window = busy + row->wait_ns;
 	uint64_t busy_start = row->t > busy ? row->t - busy : 0;
@@ -513,12 +667,56 @@ int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row 
 	sf->encoder_out += row->zstd_bytes;
 	sf->rows[STATS_KIND_ENCODE]++;
 
-	if (stats_timeline__spread(tl, &sf->encode_busy, busy_start, row->t, busy) ||
-	    stats_timeline__spread(tl, &sf->encode_in, window_start, row->t,
+	if (timeline__spread(tl, &sf->encode_busy, busy_start, row->t, busy) ||
+	    timeline__spread(tl, &sf->encode_in, window_start, row->t,
 				   row->msgpack_bytes) ||
-	    stats_timeline__spread(tl, &sf->encode_out, window_start, row->t,
+	    timeline__spread(tl, &sf->encode_out, window_start, row->t,
 				   row->zstd_bytes))
 		return -ENOMEM;
+	return 0;
+}
+
+int stats_file__add_row(struct stats_file *sf, enum stats_kind kind,
+			const struct stats_values *v)
+{
+	const uint64_t *u = v->u;
+
+	switch (kind) {
+	case STATS_KIND_RING_OPEN:
+		return add_ring_open(sf, v->ring, u[STATS_KEY_T], v->has & STATS_HAS(T),
+				     u[STATS_KEY_SIZE], u[STATS_KEY_WATERMARK]);
+	case STATS_KIND_RING: {
+		struct stats_ring_row r = {
+			.ring = v->ring,
+			.t0 = u[STATS_KEY_T0], .prod0 = u[STATS_KEY_PROD0],
+			.cons0 = u[STATS_KEY_CONS0], .t1 = u[STATS_KEY_T1],
+			.prod1 = u[STATS_KEY_PROD1], .cons1 = u[STATS_KEY_CONS1],
+			.peak = u[STATS_KEY_PEAK], .has_peak = v->has & STATS_HAS(PEAK),
+		};
+
+		return add_ring(sf, &r);
+	}
+	case STATS_KIND_PRESSURE:
+		return add_pressure(sf, v->ring, u[STATS_KEY_T], v->pauses, v->nr_pauses);
+	case STATS_KIND_BACKLOG:
+		return add_backlog(sf, u[STATS_KEY_T], u[STATS_KEY_SENT],
+				   u[STATS_KEY_RECEIVED], u[STATS_KEY_RSS]);
+	case STATS_KIND_RESOLVE:
+		return add_resolve(sf, u[STATS_KEY_T0], u[STATS_KEY_T1]);
+	case STATS_KIND_ENCODE: {
+		struct stats_encode_row e = {
+			.t = u[STATS_KEY_T], .events = u[STATS_KEY_EVENTS],
+			.wait_ns = u[STATS_KEY_WAIT_NS], .encode_ns = u[STATS_KEY_ENCODE_NS],
+			.write_ns = u[STATS_KEY_WRITE_NS],
+			.msgpack_bytes = u[STATS_KEY_MSGPACK_BYTES],
+			.zstd_bytes = u[STATS_KEY_ZSTD_BYTES],
+		};
+
+		return add_encode(sf, &e);
+	}
+	case STATS_KIND_MAX:
+		break;
+	}
 	return 0;
 }
 
@@ -550,16 +748,20 @@ void stats_ring__summarize(const struct stats_file *sf,
 	sum->written = r->rows ? r->last_prod1 - r->first_prod0 : 0;
 	sum->write_avg = r->rows && active ?
 			 (double)sum->written * NS_PER_S / (double)active : NAN;
-	sum->write_peak = r->write_peak * NS_PER_S;
+	/* rows out of order beyond the window: a peak between them would be made up */
+	sum->write_peak = r->late_rows ? NAN : r->write_peak * NS_PER_S;
 	sum->drain_avg = r->busy_ns ?
 			 (double)r->drained * NS_PER_S / (double)r->busy_ns : NAN;
-	sum->drain_peak = drain_peak(r);
+	sum->drain_peak = r->late_rows ? NAN : drain_peak(r);
 	sum->fill_max_pct = r->size && r->rows ?
 			    100.0 * (double)r->fill_max / (double)r->size : NAN;
+	sum->watermark_pct = r->size && r->watermark ?
+			     100.0 * (double)r->watermark / (double)r->size : NAN;
 	sum->busy_pct = percent_of_span(r->busy_ns, stats_file__span_ns(sf));
 	sum->episodes = r->episodes;
 	sum->paused_ms_sum = r->paused_ns_sum / NS_PER_MS;
 	sum->paused_ms_max = r->paused_ns_max / NS_PER_MS;
+	sum->late_rows = r->late_rows;
 }
 
 void stats_file__summarize(const struct stats_file *sf,

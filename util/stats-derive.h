@@ -12,19 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stats-timeline.h"
+#include "stats-format.h"
 
-enum stats_kind {
-	STATS_KIND_RING_OPEN,
-	STATS_KIND_RING,
-	STATS_KIND_PRESSURE,
-	STATS_KIND_BACKLOG,
-	STATS_KIND_RESOLVE,
-	STATS_KIND_ENCODE,
-	STATS_KIND_MAX,
-};
+struct stats_ring_row;
 
-extern const char *const stats_kind_names[STATS_KIND_MAX];
+#define STATS_REORDER_ROWS	1024	/* rows of a ring put back in time order */
+#include "timeline.h"
+#include "u64-map.h"
+
+#define STATS_BIN_NS		100000000ULL	/* 100 ms */
+#define STATS_MAX_BINS		4096
+#define STATS_MAX_RINGS		64	/* memtrack writes 2 or 3 */
 
 struct stats_span {
 	uint64_t start, end;
@@ -54,6 +52,7 @@ struct stats_drain_bin {
 struct stats_ring {
 	char *name;
 	uint64_t size;			/* from ring_open; 0 when unknown */
+	uint64_t watermark;		/* bytes, from ring_open; 0 when unknown */
 
 	unsigned long rows;
 	uint64_t first_t0, last_t1;
@@ -69,13 +68,18 @@ struct stats_ring {
 	unsigned long pauses;
 	uint64_t paused_ns_sum, paused_ns_max;
 
+	/* rows not counted yet, a min-heap on t1: they are counted in time order */
+	struct stats_ring_row *pending;
+	size_t nr_pending, alloc_pending;
+	unsigned long late_rows;	/* came after a later row had been counted */
+
 	/* per time bin, for the plots */
-	struct stats_series written;	/* bytes produced (spread over gaps) */
-	struct stats_series drained_bytes;
-	struct stats_series busy;	/* poller busy ns */
-	struct stats_series fill_peak;	/* largest fill of a tick, bytes */
-	struct stats_series fill_last;	/* fill at t1 of the latest tick */
-	struct stats_series consumed;	/* largest cons1 - cons0 of a tick */
+	struct timeline_series written;	/* bytes produced (spread over gaps) */
+	struct timeline_series drained_bytes;
+	struct timeline_series busy;	/* poller busy ns */
+	struct timeline_series fill_peak;	/* largest fill of a tick, bytes */
+	struct timeline_series fill_last;	/* fill at t1 of the latest tick */
+	struct timeline_series consumed;	/* largest cons1 - cons0 of a tick */
 };
 
 struct stats_file {
@@ -91,6 +95,9 @@ struct stats_file {
 
 	struct stats_ring **rings;
 	size_t nr_rings;
+	struct u64_map ring_index;	/* name hash -> index + 1 */
+	bool ring_collisions;		/* two names of one hash: look further */
+	unsigned long skipped_rows;	/* of rings past STATS_MAX_RINGS */
 
 	uint64_t resolve_busy_ns;
 	uint64_t encode_busy_ns;	/* encode_ns + write_ns */
@@ -109,32 +116,13 @@ struct stats_file {
 	int *pid_slots;			/* open addressing: index + 1, 0 empty */
 	size_t nr_pid_slots;
 
-	struct stats_timeline timeline;
-	struct stats_series resolve_busy;
-	struct stats_series encode_busy;
-	struct stats_series encode_in;
-	struct stats_series encode_out;
-	struct stats_series in_flight;
-	struct stats_series rss;
-};
-
-struct stats_ring_row {
-	const char *ring;
-	uint64_t t0, prod0, cons0;
-	uint64_t t1, prod1, cons1;
-	uint64_t peak;
-	bool has_peak;
-};
-
-struct stats_pause {
-	int pid;
-	uint64_t stopped_at;
-};
-
-struct stats_encode_row {
-	uint64_t t, events;
-	uint64_t wait_ns, encode_ns, write_ns;
-	uint64_t msgpack_bytes, zstd_bytes;
+	struct timeline timeline;
+	struct timeline_series resolve_busy;
+	struct timeline_series encode_busy;
+	struct timeline_series encode_in;
+	struct timeline_series encode_out;
+	struct timeline_series in_flight;
+	struct timeline_series rss;
 };
 
 /* The figures of one ring.  NaN means "not known" (printed as "-"). */
@@ -143,9 +131,11 @@ struct stats_ring_summary {
 	uint64_t size;
 	unsigned long rows;
 	uint64_t written;		/* bytes */
-	double write_avg, write_peak;	/* bytes per second */
+	double write_avg, write_peak;	/* bytes per second; peaks NaN with late rows */
 	double drain_avg, drain_peak;	/* bytes per second of poller busy time */
+	unsigned long late_rows;
 	double fill_max_pct;
+	double watermark_pct;		/* NaN when the file does not say */
 	double busy_pct;
 	unsigned long episodes;
 	double paused_ms_sum, paused_ms_max;
@@ -167,17 +157,17 @@ struct stats_pipeline_summary {
 struct stats_file *stats_file__new(const char *path);
 void stats_file__delete(struct stats_file *sf);
 
-/* Each returns 0 or -ENOMEM. */
-int stats_file__add_ring_open(struct stats_file *sf, const char *ring,
-			      uint64_t t, bool has_t, uint64_t size);
-int stats_file__add_ring(struct stats_file *sf, const struct stats_ring_row *row);
-int stats_file__add_pressure(struct stats_file *sf, const char *ring, uint64_t t,
-			     const struct stats_pause *pauses, size_t nr);
-int stats_file__add_backlog(struct stats_file *sf, uint64_t t, uint64_t sent,
-			    uint64_t received, uint64_t rss);
-int stats_file__add_resolve(struct stats_file *sf, uint64_t t0, uint64_t t1,
-			    uint64_t n);
-int stats_file__add_encode(struct stats_file *sf, const struct stats_encode_row *row);
+/*
+ * Adds one row as stats-read.c read it (keys absent from v->has are 0, a
+ * missing ring is NULL).  For ring and resolve rows the caller has checked
+ * that t0 <= t1, and for ring rows that positions do not go backwards and
+ * cons <= prod at both ends.  0, 1 for a row skipped (its ring is past
+ * STATS_MAX_RINGS; counted in skipped_rows), or -ENOMEM.
+ */
+int stats_file__add_row(struct stats_file *sf, enum stats_kind kind,
+			const struct stats_values *v);
+/* counts the rows still waiting to be put in order: after the last row; 0 or -ENOMEM */
+int stats_file__finish(struct stats_file *sf);
 
 struct stats_ring *stats_file__find_ring(const struct stats_file *sf,
 					 const char *name);

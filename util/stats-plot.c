@@ -11,16 +11,17 @@
  *   $fN_episodes  start_s end_s
  *   $lanes        lane start_s end_s
  *
- * t_s is the middle of a bin, so the binned series are drawn with histeps:
- * flat across each bin.
+ * t_s is the start of a bin, and a last row repeats the last bin's values
+ * at its end, so the binned series are drawn with steps: flat across each
+ * bin, a run of one bin too.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "gnuplot.h"
+#include "quote.h"
 #include "stats-plot.h"
 #include "usage.h"
 
@@ -41,7 +42,7 @@ struct plot {
 	const struct stats_plot_opts *opts;
 	char **labels;			/* "" for one file, "<name>:" for several */
 	uint64_t origin;		/* ns of the first record of all files */
-	double xmax;			/* s */
+	double xmin, xmax;		/* s: the records, and the bins that hold them */
 	double min_bar;			/* s: the narrowest bar still visible */
 	double mbps_floor;		/* lowest MB/s on the log axis */
 	unsigned int panels;
@@ -114,18 +115,6 @@ unsigned int stats_plot__panels(struct stats_file *const *files, size_t nr,
 	return panels;
 }
 
-static void put_quoted(FILE *out, const char *s)
-{
-	fputc('\'', out);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', out);
-		if (*s != '\n')
-			fputc(*s, out);
-	}
-	fputc('\'', out);
-}
-
 static void put_value(FILE *out, double v)
 {
 	if (isnan(v))
@@ -134,20 +123,34 @@ static void put_value(FILE *out, double v)
 		fprintf(out, " %.6g", v);
 }
 
-static double bin_time(const struct plot *p, const struct stats_timeline *tl,
+static double bin_time(const struct plot *p, const struct timeline *tl,
 		       size_t i)
 {
-	double mid = stats_timeline__bin_start(tl, i) + tl->width / 2.0;
-
-	return (mid - (double)p->origin) / NS_PER_S;
+	return ((double)timeline__bin_start(tl, i) - (double)p->origin) / NS_PER_S;
 }
 
-static double per_second(double amount, const struct stats_timeline *tl)
+#define BLOCK_COLUMNS	6
+
+/* a row at the start of bin i; the last bin's values are repeated at its end */
+static void put_row(struct plot *p, const struct timeline *tl, size_t i,
+		    const double *v, size_t n)
+{
+	size_t k, last = i + 1 == tl->nr;
+
+	do {
+		fprintf(p->out, "%.6f", bin_time(p, tl, i++));
+		for (k = 0; k < n; k++)
+			put_value(p->out, v[k]);
+		fputc('\n', p->out);
+	} while (last--);
+}
+
+static double per_second(double amount, const struct timeline *tl)
 {
 	return amount * NS_PER_S / tl->width;
 }
 
-static double percent_of_bin(double ns, const struct stats_timeline *tl)
+static double percent_of_bin(double ns, const struct timeline *tl)
 {
 	return 100.0 * ns / tl->width;
 }
@@ -155,14 +158,14 @@ static double percent_of_bin(double ns, const struct stats_timeline *tl)
 static void write_ring_block(struct plot *p, size_t f, size_t r)
 {
 	const struct stats_file *sf = p->files[f];
-	const struct stats_timeline *tl = &sf->timeline;
+	const struct timeline *tl = &sf->timeline;
 	const struct stats_ring *ring = sf->rings[r];
-	double size = ring->size, carry = NAN;
+	double size = ring->size, carry = NAN, v[BLOCK_COLUMNS];
 	size_t i;
 
+	/* numbers only: nothing from the file in a block, which a line could end */
 	fprintf(p->out, "$f%zu_r%zu << EOD\n", f, r);
-	fprintf(p->out, "# %s%s: t_s fill_peak_pct drained_tick_pct write_MBps drain_MBps busy_pct\n",
-		p->labels[f], ring->name);
+	fprintf(p->out, "# t_s fill_peak_pct drained_tick_pct write_MBps drain_MBps busy_pct\n");
 	for (i = 0; i < tl->nr; i++) {
 		double peak = ring->fill_peak.v[i];
 		double drained = ring->consumed.v[i];
@@ -175,13 +178,12 @@ static void write_ring_block(struct plot *p, size_t f, size_t r)
 		if (isnan(drained))
 			drained = 0;
 
-		fprintf(p->out, "%.6f", bin_time(p, tl, i));
-		put_value(p->out, size ? 100.0 * peak / size : NAN);
-		put_value(p->out, size ? 100.0 * drained / size : NAN);
-		put_value(p->out, per_second(ring->written.v[i], tl) / 1e6);
-		put_value(p->out, per_second(ring->drained_bytes.v[i], tl) / 1e6);
-		put_value(p->out, percent_of_bin(ring->busy.v[i], tl));
-		fputc('\n', p->out);
+		v[0] = size ? 100.0 * peak / size : NAN;
+		v[1] = size ? 100.0 * drained / size : NAN;
+		v[2] = per_second(ring->written.v[i], tl) / 1e6;
+		v[3] = per_second(ring->drained_bytes.v[i], tl) / 1e6;
+		v[4] = percent_of_bin(ring->busy.v[i], tl);
+		put_row(p, tl, i, v, 5);
 	}
 	fputs("EOD\n", p->out);
 }
@@ -189,21 +191,20 @@ static void write_ring_block(struct plot *p, size_t f, size_t r)
 static void write_pipeline_block(struct plot *p, size_t f)
 {
 	const struct stats_file *sf = p->files[f];
-	const struct stats_timeline *tl = &sf->timeline;
+	const struct timeline *tl = &sf->timeline;
+	double v[BLOCK_COLUMNS];
 	size_t i;
 
 	fprintf(p->out, "$f%zu_pipe << EOD\n", f);
-	fprintf(p->out, "# %st_s resolver_busy_pct encoder_busy_pct encoder_in_MBps encoder_out_MBps in_flight rss_MB\n",
-		p->labels[f]);
+	fprintf(p->out, "# t_s resolver_busy_pct encoder_busy_pct encoder_in_MBps encoder_out_MBps in_flight rss_MB\n");
 	for (i = 0; i < tl->nr; i++) {
-		fprintf(p->out, "%.6f", bin_time(p, tl, i));
-		put_value(p->out, percent_of_bin(sf->resolve_busy.v[i], tl));
-		put_value(p->out, percent_of_bin(sf->encode_busy.v[i], tl));
-		put_value(p->out, per_second(sf->encode_in.v[i], tl) / 1e6);
-		put_value(p->out, per_second(sf->encode_out.v[i], tl) / 1e6);
-		put_value(p->out, sf->in_flight.v[i]);
-		put_value(p->out, sf->rss.v[i] / 1e6);
-		fputc('\n', p->out);
+		v[0] = percent_of_bin(sf->resolve_busy.v[i], tl);
+		v[1] = percent_of_bin(sf->encode_busy.v[i], tl);
+		v[2] = per_second(sf->encode_in.v[i], tl) / 1e6;
+		v[3] = per_second(sf->encode_out.v[i], tl) / 1e6;
+		v[4] = sf->in_flight.v[i];
+		v[5] = sf->rss.v[i] / 1e6;
+		put_row(p, tl, i, v, 6);
 	}
 	fputs("EOD\n", p->out);
 }
@@ -306,7 +307,49 @@ static void put_title(struct plot *p, size_t f, const char *what, const char *na
 	snprintf(title, sizeof(title), "%s%s%s%s", p->labels[f], name ? name : "",
 		 name ? " " : "", what);
 	fputs(" title ", p->out);
-	put_quoted(p->out, title);
+	quote_gnuplot(p->out, title);
+}
+
+/* a percent not yet in v (to a tenth) is added; no more than max */
+static void add_pct(double *v, size_t *nr, size_t max, double pct)
+{
+	size_t i;
+
+	for (i = 0; i < *nr; i++)
+		if (fabs(v[i] - pct) < 0.05)
+			return;
+	if (*nr < max)
+		v[(*nr)++] = pct;
+}
+
+#define MAX_WATERMARKS	8
+
+/* --watermark, else the one of each ring the panel shows, else track's default */
+static void plot_watermarks(struct plot *p, bool *first)
+{
+	double pct[MAX_WATERMARKS];
+	size_t nr = 0, f, r, i;
+
+	if (p->opts->watermark)
+		add_pct(pct, &nr, MAX_WATERMARKS, p->opts->watermark);
+	for (f = 0; f < p->nr && !p->opts->watermark; f++) {
+		const struct stats_file *sf = p->files[f];
+
+		for (r = 0; r < sf->nr_rings; r++) {
+			const struct stats_ring *ring = sf->rings[r];
+
+			if (ring->rows && ring->size && ring->watermark)
+				add_pct(pct, &nr, MAX_WATERMARKS,
+					100.0 * ring->watermark / ring->size);
+		}
+	}
+	if (!nr)
+		add_pct(pct, &nr, MAX_WATERMARKS, STATS_PLOT_WATERMARK);
+	for (i = 0; i < nr; i++) {
+		next_element(p, first);
+		fprintf(p->out, "%.4g with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark %.3g%%'",
+			pct[i], pct[i]);
+	}
 }
 
 static void plot_fill(struct plot *p)
@@ -337,18 +380,17 @@ static void plot_fill(struct plot *p)
 			if (!ring->rows || !ring->size)
 				continue;
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:3 with histeps dt 3 lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:3 with steps dt 3 lw 1.5 lt %zu",
 				f, r, lt + 1);
 			put_title(p, f, "drained/tick", ring->name);
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:2 with histeps lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:2 with steps lw 1.5 lt %zu",
 				f, r, lt + 1);
 			put_title(p, f, "peak", ring->name);
 		}
 	}
-	next_element(p, &first);
-	fprintf(p->out, "%u with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark %u%%'\n",
-		p->opts->watermark, p->opts->watermark);
+	plot_watermarks(p, &first);
+	fputc('\n', p->out);
 }
 
 static void plot_throughput(struct plot *p)
@@ -366,11 +408,11 @@ static void plot_throughput(struct plot *p)
 			if (!ring_has_bytes(sf->rings[r]))
 				continue;
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:($4>%g?$4:%g) with histeps lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:($4>%g?$4:%g) with steps lw 1.5 lt %zu",
 				f, r, fl, fl, lt + 1);
 			put_title(p, f, "write", sf->rings[r]->name);
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:($5>%g?$5:%g) with histeps lw 1.5 dt 3 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:($5>%g?$5:%g) with steps lw 1.5 dt 3 lt %zu",
 				f, r, fl, fl, lt + 1);
 			put_title(p, f, "drain", sf->rings[r]->name);
 		}
@@ -379,11 +421,11 @@ static void plot_throughput(struct plot *p)
 		if (!p->files[f]->encoder_in && !p->files[f]->encoder_out)
 			continue;
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:($4>%g?$4:%g) with histeps lw 1.5 lc rgb '%s'",
+		fprintf(p->out, "$f%zu_pipe using 1:($4>%g?$4:%g) with steps lw 1.5 lc rgb '%s'",
 			f, fl, fl, SHADE(encoder_colors, f));
 		put_title(p, f, "encoder in", NULL);
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:($5>%g?$5:%g) with histeps lw 1.5 dt 3 lc rgb '%s'",
+		fprintf(p->out, "$f%zu_pipe using 1:($5>%g?$5:%g) with steps lw 1.5 dt 3 lc rgb '%s'",
 			f, fl, fl, SHADE(encoder_colors, f));
 		put_title(p, f, "encoder out", NULL);
 	}
@@ -420,7 +462,7 @@ static void plot_busy(struct plot *p)
 			if (!sf->rings[r]->rows)
 				continue;
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_r%zu using 1:6 with histeps lw 1.5 lt %zu",
+			fprintf(p->out, "$f%zu_r%zu using 1:6 with steps lw 1.5 lt %zu",
 				f, r, lt + 1);
 			put_title(p, f, "poller", sf->rings[r]->name);
 		}
@@ -430,13 +472,13 @@ static void plot_busy(struct plot *p)
 
 		if (sf->rows[STATS_KIND_RESOLVE]) {
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_pipe using 1:2 with histeps lw 1.5 lc rgb '%s'",
+			fprintf(p->out, "$f%zu_pipe using 1:2 with steps lw 1.5 lc rgb '%s'",
 				f, SHADE(resolver_colors, f));
 			put_title(p, f, "resolver", NULL);
 		}
 		if (sf->rows[STATS_KIND_ENCODE]) {
 			next_element(p, &first);
-			fprintf(p->out, "$f%zu_pipe using 1:3 with histeps lw 1.5 lc rgb '%s'",
+			fprintf(p->out, "$f%zu_pipe using 1:3 with steps lw 1.5 lc rgb '%s'",
 				f, SHADE(encoder_colors, f));
 			put_title(p, f, "encoder", NULL);
 		}
@@ -457,10 +499,10 @@ static void plot_backlog(struct plot *p)
 		if (!p->files[f]->rows[STATS_KIND_BACKLOG])
 			continue;
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:6 with histeps lw 1.5 lc rgb '#2166ac' axes x1y1", f);
+		fprintf(p->out, "$f%zu_pipe using 1:6 with steps lw 1.5 lc rgb '#2166ac' axes x1y1", f);
 		put_title(p, f, "in flight", NULL);
 		next_element(p, &first);
-		fprintf(p->out, "$f%zu_pipe using 1:7 with histeps lw 1.5 lc rgb '#b2182b' axes x1y2", f);
+		fprintf(p->out, "$f%zu_pipe using 1:7 with steps lw 1.5 lc rgb '#b2182b' axes x1y2", f);
 		put_title(p, f, "RSS", NULL);
 	}
 	fputs("\nunset y2tics\nunset y2label\nset ytics mirror\nset offsets\n", p->out);
@@ -481,7 +523,7 @@ static void plot_lanes(struct plot *p, const struct lane *lanes, size_t nr,
 		snprintf(label, sizeof(label), "%s%d", p->labels[lanes[i].file],
 			 lanes[i].pid->pid);
 		fputs(i ? ", " : "", p->out);
-		put_quoted(p->out, label);
+		quote_gnuplot(p->out, label);
 		fprintf(p->out, " %zu", i);
 	}
 	fprintf(p->out, ")\nset key off\n"
@@ -500,21 +542,13 @@ static void write_header(struct plot *p)
 	unsigned int width = p->opts->width ? p->opts->width : STATS_PLOT_WIDTH;
 	unsigned int height = p->opts->height ? p->opts->height :
 			      STATS_PLOT_PANEL_HEIGHT * count_panels(p->panels);
-	size_t f;
 
-	fputs("# memtrack stats: the pipeline of", p->out);
-	for (f = 0; f < p->nr; f++)
-		fprintf(p->out, " %s", p->files[f]->path);
-	fprintf(p->out, "\n# Render with: gnuplot <this file>.  Time is in seconds from the\n"
-		"# first record, %llu ns (CLOCK_MONOTONIC).\n\n",
+	fprintf(p->out, "# memtrack stats: the pipeline of %zu file%s (the title names them)\n"
+		"# Render with: gnuplot <this file>.  Time is in seconds from the\n"
+		"# first record, %llu ns (CLOCK_MONOTONIC).\n\n", p->nr, p->nr == 1 ? "" : "s",
 		(unsigned long long)p->origin);
-	fprintf(p->out, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-		"\tset terminal pngcairo size %u,%u noenhanced font ',9'\n"
-		"} else {\n"
-		"\tset terminal png size %u,%u noenhanced\n"
-		"}\nset output ", width, height, width, height);
-	put_quoted(p->out, p->opts->output);
-	fputs("\n\n", p->out);
+	gnuplot__set_png(p->out, width, height, p->opts->output);
+	fputc('\n', p->out);
 }
 
 static void write_layout(struct plot *p)
@@ -530,9 +564,9 @@ static void write_layout(struct plot *p)
 	fprintf(p->out, "\nset multiplot layout %u,1 margins 0.07,0.78,%g,0.95 spacing 0,%g title ",
 		count_panels(p->panels), 0.3 / count_panels(p->panels),
 		0.25 / count_panels(p->panels));
-	put_quoted(p->out, title);
+	quote_gnuplot(p->out, title);
 	fprintf(p->out, "\nset grid\nset key outside right top\n"
-		"set xrange [0:%g]\nset format x '%%g'\n", p->xmax);
+		"set xrange [%g:%g]\nset format x '%%g'\n", p->xmin, p->xmax);
 }
 
 static void scan_files(struct plot *p)
@@ -544,7 +578,7 @@ static void scan_files(struct plot *p)
 	p->origin = UINT64_MAX;
 	for (f = 0; f < p->nr; f++) {
 		const struct stats_file *sf = p->files[f];
-		const struct stats_timeline *tl = &sf->timeline;
+		const struct timeline *tl = &sf->timeline;
 
 		if (!sf->has_time)
 			continue;
@@ -571,7 +605,20 @@ static void scan_files(struct plot *p)
 	if (p->origin == UINT64_MAX)
 		p->origin = 0;
 	p->xmax = last > p->origin ? seconds(p, last) : 1e-3;
-	p->min_bar = p->xmax / 600;
+	p->xmin = 0;
+	/*
+	 * Bins are aligned in absolute time: a run shorter than one has its
+	 * bin's middle, where the point is drawn, outside the records.
+	 */
+	for (f = 0; f < p->nr; f++) {
+		const struct timeline *tl = &p->files[f]->timeline;
+
+		if (!p->files[f]->has_time || !tl->nr)
+			continue;
+		p->xmin = fmin(p->xmin, seconds(p, timeline__bin_start(tl, 0)));
+		p->xmax = fmax(p->xmax, seconds(p, timeline__bin_start(tl, tl->nr)));
+	}
+	p->min_bar = (p->xmax - p->xmin) / 600;
 	/* a power of ten below the smallest rate: idle bins sit on the floor */
 	p->mbps_floor = isinf(lowest) ? 1e-3 : pow(10, floor(log10(lowest)) - 1);
 }
@@ -733,57 +780,4 @@ out:
 	free(lanes);
 	free_labels(&p);
 	return ret;
-}
-
-bool stats_plot__have_gnuplot(void)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	if (!path || !*path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		int len;
-
-		if (!end)
-			end = path + strlen(path);
-		len = end - path;
-
-		snprintf(buf, sizeof(buf), "%.*s/gnuplot", len ? len : 1,
-			 len ? path : ".");
-		if (!access(buf, X_OK))
-			return true;
-		path = *end ? end + 1 : end;
-	}
-	return false;
-}
-
-int stats_plot__render(const char *script)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return error_errno("cannot run gnuplot");
-	if (!pid) {
-		/* gnuplot has nothing to say on stdout: keep it for the summary */
-		dup2(STDERR_FILENO, STDOUT_FILENO);
-		execlp("gnuplot", "gnuplot", script, (char *)NULL);
-		fprintf(stderr, "error: cannot run gnuplot: %s\n", strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return error_errno("cannot wait for gnuplot");
-	if (WIFEXITED(status) && !WEXITSTATUS(status))
-		return 0;
-	if (WIFEXITED(status))
-		return error("gnuplot failed on '%s' (exit status %d)", script,
-			     WEXITSTATUS(status));
-	return error("gnuplot was killed by signal %d rendering '%s'",
-		     WTERMSIG(status), script);
 }

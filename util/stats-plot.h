@@ -17,6 +17,7 @@
 #define STATS_PLOT_WIDTH	1280
 #define STATS_PLOT_PANEL_HEIGHT	280
 #define STATS_PLOT_MAX_LANES	40
+#define STATS_PLOT_WATERMARK	75	/* track's default, for files that do not say */
 
 enum stats_panel {
 	STATS_PANEL_FILL,
@@ -28,9 +29,9 @@ enum stats_panel {
 };
 
 struct stats_plot_opts {
-	const char *output;		/* the PNG the script renders */
+	const char *output;		/* the PNG the script names; NULL: stdout */
 	unsigned int width, height;	/* pixels; 0 for the defaults */
-	unsigned int watermark;		/* percent of the ring */
+	unsigned int watermark;		/* percent of the ring; 0: each ring's own */
 	unsigned int max_lanes;		/* pids in the swimlane; 0 for the default */
 };
 
@@ -49,10 +50,5 @@ unsigned int stats_plot__panels(struct stats_file *const *files, size_t nr,
  */
 int stats_plot__write(FILE *out, struct stats_file *const *files, size_t nr,
 		      const struct stats_plot_opts *opts);
-
-bool stats_plot__have_gnuplot(void);
-
-/* runs gnuplot on the script; 0, or -1 after an error */
-int stats_plot__render(const char *script);
 
 #endif

@@ -217,41 +217,6 @@ static bool row__string(struct row *row, const char *key, const char **out,
 	return false;
 }
 
-static int parse_ring_open(struct stats_file *sf, struct row *row)
-{
-	const char *ring;
-	uint64_t t = 0, size;
-	bool has_t;
-
-	if (!row__u64(row, "t", &t, &has_t) ||
-	    !row__string(row, "ring", &ring, false) ||
-	    !row__u64(row, "size", &size, NULL))
-		return -EINVAL;
-	return stats_file__add_ring_open(sf, ring, t, has_t, size);
-}
-
-static int parse_ring(struct stats_file *sf, struct row *row)
-{
-	struct stats_ring_row r = { 0 };
-
-	if (!row__string(row, "ring", &r.ring, false) ||
-	    !row__u64(row, "t0", &r.t0, NULL) ||
-	    !row__u64(row, "prod0", &r.prod0, NULL) ||
-	    !row__u64(row, "cons0", &r.cons0, NULL) ||
-	    !row__u64(row, "t1", &r.t1, NULL) ||
-	    !row__u64(row, "prod1", &r.prod1, NULL) ||
-	    !row__u64(row, "cons1", &r.cons1, NULL) ||
-	    !row__u64(row, "peak", &r.peak, &r.has_peak))
-		return -EINVAL;
-	if (r.t1 < r.t0)
-		return row__malformed(row, "t1 is before t0");
-	if (r.prod1 < r.prod0 || r.cons1 < r.cons0)
-		return row__malformed(row, "positions go backwards");
-	if (r.cons0 > r.prod0 || r.cons1 > r.prod1)
-		return row__malformed(row, "consumer ahead of producer");
-	return stats_file__add_ring(sf, &r);
-}
-
 static bool pause_from_json(const cJSON *pair, struct stats_pause *pause)
 {
 	const cJSON *pid;
@@ -266,116 +231,140 @@ static bool pause_from_json(const cJSON *pair, struct stats_pause *pause)
 	return number_to_u64(cJSON_GetArrayItem(pair, 1), &pause->stopped_at);
 }
 
-static int parse_pressure(struct stats_file *sf, struct row *row)
+/* "pids": [[pid, stopped_at], ...], into pauses (freed by the caller) */
+static int row__pauses(struct row *row, const char *key, bool optional,
+		       struct stats_values *v, struct stats_pause **pauses)
 {
-	const cJSON *pids, *pair;
-	struct stats_pause *pauses;
-	const char *ring;
+	const cJSON *pids = row__field(row, key), *pair;
 	size_t nr = 0;
-	uint64_t t;
-	int err;
 
-	if (!row__string(row, "ring", &ring, true) ||
-	    !row__u64(row, "t", &t, NULL))
-		return -EINVAL;
-	pids = row__field(row, "pids");
-	if (pids && !cJSON_IsArray(pids))
-		return row__malformed(row, "\"pids\" is not an array");
-
-	pauses = calloc(pids ? cJSON_GetArraySize(pids) + 1 : 1, sizeof(*pauses));
-	if (!pauses)
+	if (!pids && optional)
+		return 0;
+	if (!cJSON_IsArray(pids))
+		return row__malformed(row, "\"%s\" is %s", key, pids ? "not an array" : "missing");
+	*pauses = calloc(cJSON_GetArraySize(pids) + 1, sizeof(**pauses));
+	if (!*pauses)
 		return -ENOMEM;
 	cJSON_ArrayForEach(pair, pids) {
-		if (!pause_from_json(pair, &pauses[nr])) {
-			free(pauses);
-			return row__malformed(row, "\"pids\" holds something other than [pid, stopped_at]");
-		}
+		if (!pause_from_json(pair, &(*pauses)[nr]))
+			return row__malformed(row, "\"%s\" holds something other than "
+					      "[pid, stopped_at]", key);
 		nr++;
 	}
-	err = stats_file__add_pressure(sf, ring, t, pauses, nr);
-	free(pauses);
-	return err;
+	v->pauses = *pauses;
+	v->nr_pauses = nr;
+	return 0;
 }
 
-static int parse_backlog(struct stats_file *sf, struct row *row)
+/* the keys of the row's kind, as stats-format.h lists them */
+static int row__values(struct row *row, enum stats_kind kind, struct stats_values *v,
+		       struct stats_pause **pauses)
 {
-	uint64_t t, sent, received, rss = 0;
-	bool has_rss;
+	const struct stats_row_format *fmt = &stats_row_formats[kind];
+	unsigned int i;
 
-	if (!row__u64(row, "t", &t, NULL) ||
-	    !row__u64(row, "sent", &sent, NULL) ||
-	    !row__u64(row, "received", &received, NULL) ||
-	    !row__u64(row, "rss", &rss, &has_rss))
-		return -EINVAL;
-	return stats_file__add_backlog(sf, t, sent, received, rss);
+	memset(v, 0, sizeof(*v));
+	for (i = 0; i < fmt->nr; i++) {
+		enum stats_key key = fmt->fields[i].key;
+		bool optional = fmt->fields[i].optional, present = true;
+		const char *name = stats_key_names[key];
+		int err;
+
+		switch (stats_key_types[key]) {
+		case STATS_U64:
+			if (!row__u64(row, name, &v->u[key], optional ? &present : NULL))
+				return -EINVAL;
+			break;
+		case STATS_STRING:
+			if (!row__string(row, name, &v->ring, optional))
+				return -EINVAL;
+			present = v->ring != NULL;
+			break;
+		case STATS_PAUSES:
+			err = row__pauses(row, name, optional, v, pauses);
+			if (err)
+				return err;
+			present = v->pauses != NULL;
+			break;
+		}
+		if (present)
+			v->has |= 1u << key;
+	}
+	return 0;
 }
 
-static int parse_resolve(struct stats_file *sf, struct row *row)
+/* what the derivations rely on beyond the types */
+static int row__check(struct row *row, enum stats_kind kind, const struct stats_values *v)
 {
-	uint64_t t0, t1, n = 0;
-	bool has_n;
+	const uint64_t *u = v->u;
 
-	if (!row__u64(row, "t0", &t0, NULL) ||
-	    !row__u64(row, "t1", &t1, NULL) ||
-	    !row__u64(row, "n", &n, &has_n))
-		return -EINVAL;
-	if (t1 < t0)
+	if ((kind == STATS_KIND_RING || kind == STATS_KIND_RESOLVE) &&
+	    u[STATS_KEY_T1] < u[STATS_KEY_T0])
 		return row__malformed(row, "t1 is before t0");
-	return stats_file__add_resolve(sf, t0, t1, n);
+	if (kind != STATS_KIND_RING)
+		return 0;
+	if (u[STATS_KEY_PROD1] < u[STATS_KEY_PROD0] || u[STATS_KEY_CONS1] < u[STATS_KEY_CONS0])
+		return row__malformed(row, "positions go backwards");
+	if (u[STATS_KEY_CONS0] > u[STATS_KEY_PROD0] || u[STATS_KEY_CONS1] > u[STATS_KEY_PROD1])
+		return row__malformed(row, "consumer ahead of producer");
+	return 0;
 }
 
-static int parse_encode(struct stats_file *sf, struct row *row)
+/* the kind named by "k": 0, 1 for a kind we do not know, or -EINVAL */
+static int row__kind(struct row *row, struct stats_line *l, const char **unknown)
 {
-	struct stats_encode_row e = { 0 };
-	bool has_events, has_wait;
-
-	if (!row__u64(row, "t", &e.t, NULL) ||
-	    !row__u64(row, "events", &e.events, &has_events) ||
-	    !row__u64(row, "wait_ns", &e.wait_ns, &has_wait) ||
-	    !row__u64(row, "encode_ns", &e.encode_ns, NULL) ||
-	    !row__u64(row, "write_ns", &e.write_ns, NULL) ||
-	    !row__u64(row, "msgpack_bytes", &e.msgpack_bytes, NULL) ||
-	    !row__u64(row, "zstd_bytes", &e.zstd_bytes, NULL))
-		return -EINVAL;
-	return stats_file__add_encode(sf, &e);
-}
-
-static int (*const row_parsers[STATS_KIND_MAX])(struct stats_file *, struct row *) = {
-	[STATS_KIND_RING_OPEN]	= parse_ring_open,
-	[STATS_KIND_RING]	= parse_ring,
-	[STATS_KIND_PRESSURE]	= parse_pressure,
-	[STATS_KIND_BACKLOG]	= parse_backlog,
-	[STATS_KIND_RESOLVE]	= parse_resolve,
-	[STATS_KIND_ENCODE]	= parse_encode,
-};
-
-static int parse_object(struct stats_file *sf, const cJSON *obj, char *why,
-			size_t why_len)
-{
-	struct row row = { .obj = obj, .why = why, .why_len = why_len };
 	const cJSON *k;
 	int i;
 
-	if (!cJSON_IsObject(obj)) {
-		snprintf(why, why_len, "not a JSON object");
+	if (!cJSON_IsObject(row->obj)) {
+		snprintf(row->why, row->why_len, "not a JSON object");
 		return -EINVAL;
 	}
-	row.next = obj->child;
-	k = row__field(&row, "k");
+	row->next = row->obj->child;
+	k = row__field(row, "k");
 	if (!cJSON_IsString(k)) {
-		snprintf(why, why_len, "no \"k\" string naming the kind of row");
+		snprintf(row->why, row->why_len, "no \"k\" string naming the kind of row");
 		return -EINVAL;
 	}
 	for (i = 0; i < STATS_KIND_MAX; i++) {
-		if (strcmp(k->valuestring, stats_kind_names[i]))
-			continue;
-		row.kind = stats_kind_names[i];
-		return row_parsers[i](sf, &row);
+		if (!strcmp(k->valuestring, stats_kind_names[i])) {
+			row->kind = stats_kind_names[i];
+			l->kind = i;
+			return 0;
+		}
 	}
-	sf->unknown++;
-	pr_debug2("%s: skipping a row of unknown kind '%s'\n",
-		  stats_file__name(sf), k->valuestring);
+	*unknown = k->valuestring;
 	return 1;
+}
+
+int stats_line__parse(struct stats_line *l, char *line, size_t len, char *why,
+		      size_t why_len, const char **unknown)
+{
+	struct row row = { .why = why, .why_len = why_len };
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	why[0] = '\0';
+	/* counting the NUL makes cJSON reject anything after the object */
+	l->obj = cJSON_ParseWithLengthOpts(line, len + 1, NULL, 1);
+	if (!l->obj) {
+		snprintf(why, why_len, "not valid JSON");
+		return -EINVAL;
+	}
+	row.obj = l->obj;
+	ret = row__kind(&row, l, unknown);
+	if (!ret)
+		ret = row__values(&row, l->kind, &l->v, &l->pauses);
+	if (!ret)
+		ret = row__check(&row, l->kind, &l->v);
+	return ret;
+}
+
+void stats_line__exit(struct stats_line *l)
+{
+	cJSON_Delete(l->obj);
+	free(l->pauses);
+	memset(l, 0, sizeof(*l));
 }
 
 static bool is_blank(const char *s, size_t len)
@@ -391,22 +380,22 @@ static bool is_blank(const char *s, size_t len)
 int stats_file__parse_line(struct stats_file *sf, char *line, size_t len,
 			   char *why, size_t why_len)
 {
-	cJSON *obj;
+	const char *unknown = NULL;
+	struct stats_line l;
 	int ret;
 
 	if (is_blank(line, len))
 		return 1;
 	sf->lines++;
-	why[0] = '\0';
-	/* counting the NUL makes cJSON reject anything after the object */
-	obj = cJSON_ParseWithLengthOpts(line, len + 1, NULL, 1);
-	if (!obj) {
-		snprintf(why, why_len, "not valid JSON");
-		ret = -EINVAL;
-	} else {
-		ret = parse_object(sf, obj, why, why_len);
-		cJSON_Delete(obj);
+	ret = stats_line__parse(&l, line, len, why, why_len, &unknown);
+	if (ret == 1) {
+		sf->unknown++;
+		pr_debug2("%s: skipping a row of unknown kind '%s'\n",
+			  stats_file__name(sf), unknown);
+	} else if (!ret) {
+		ret = stats_file__add_row(sf, l.kind, &l.v);
 	}
+	stats_line__exit(&l);
 	if (ret == -EINVAL)
 		sf->malformed++;
 	return ret;
@@ -474,6 +463,18 @@ static int read_lines(struct stats_file *sf, struct line_reader *lr,
 	return 0;
 }
 
+static void warn_late_rows(const struct stats_file *sf)
+{
+	size_t i;
+
+	for (i = 0; i < sf->nr_rings; i++)
+		if (sf->rings[i]->late_rows)
+			warning("%s: %lu rows of ring '%s' came more than %d rows out of time "
+				"order: its write and drain peaks are not given",
+				stats_file__name(sf), sf->rings[i]->late_rows,
+				sf->rings[i]->name, STATS_REORDER_ROWS);
+}
+
 int stats_file__read(struct stats_file *sf, const struct stats_read_opts *opts)
 {
 	struct line_reader lr = { 0 };
@@ -489,12 +490,19 @@ int stats_file__read(struct stats_file *sf, const struct stats_read_opts *opts)
 	}
 
 	ret = read_lines(sf, &lr, opts);
+	if (!ret && stats_file__finish(sf))
+		ret = error("out of memory reading '%s'", stats_file__name(sf));
 	if (!ret && sf->malformed > opts->max_warnings)
 		warning("%s: %lu more malformed lines skipped",
 			stats_file__name(sf), sf->malformed - opts->max_warnings);
 	if (!ret && sf->unknown)
 		pr_debug("%s: skipped %lu rows of unknown kinds\n",
 			 stats_file__name(sf), sf->unknown);
+	if (!ret)
+		warn_late_rows(sf);
+	if (!ret && sf->skipped_rows)
+		warning("%s: more than %d ring names; %lu rows of the others skipped",
+			stats_file__name(sf), STATS_MAX_RINGS, sf->skipped_rows);
 
 	free(lr.line);
 	free(lr.block);

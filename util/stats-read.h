@@ -35,6 +35,25 @@ int stats_file__read(struct stats_file *sf, const struct stats_read_opts *opts);
 int stats_file__parse_line(struct stats_file *sf, char *line, size_t len,
 			   char *why, size_t why_len);
 
+/*
+ * One line read by the keys of stats-format.h, for stats_file__parse_line()
+ * and for checking what a writer wrote.  v points into obj.
+ */
+struct stats_line {
+	struct cJSON *obj;
+	enum stats_kind kind;
+	struct stats_values v;
+	struct stats_pause *pauses;
+};
+
+/*
+ * 0 with the row in l, 1 for a row of a kind we do not know (its name in
+ * *unknown), or -EINVAL with why filled in; stats_line__exit() in any case.
+ */
+int stats_line__parse(struct stats_line *l, char *line, size_t len, char *why,
+		      size_t why_len, const char **unknown);
+void stats_line__exit(struct stats_line *l);
+
 /* -1 after printing why when the file has nothing to summarise */
 int stats_file__check(const struct stats_file *sf);
 

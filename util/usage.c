@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "quote.h"
 #include "usage.h"
 
 int verbose;
@@ -11,9 +13,11 @@ int verbose;
 static void vreport(const char *prefix, const char *fmt, va_list ap,
 		    const char *suffix)
 {
-	char msg[4096];
+	char raw[4096], msg[4096];
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* names from files go into messages: nothing reaches the terminal raw */
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	quote_term_escape(msg, sizeof(msg), raw);
 	if (suffix)
 		fprintf(stderr, "%s%s: %s\n", prefix, msg, suffix);
 	else
@@ -73,13 +77,21 @@ void warning(const char *fmt, ...)
 
 int eprintf(int level, const char *fmt, ...)
 {
+	char raw[4096], msg[4096];
+	bool newline;
 	va_list ap;
-	int ret;
+	size_t len;
 
 	if (verbose < level)
 		return 0;
 	va_start(ap, fmt);
-	ret = vfprintf(stderr, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	return ret;
+	/* one line each: only the final newline is ours */
+	len = strlen(raw);
+	newline = len && raw[len - 1] == '\n';
+	if (newline)
+		raw[len - 1] = '\0';
+	quote_term_escape(msg, sizeof(msg), raw);
+	return fprintf(stderr, "%s%s", msg, newline ? "\n" : "");
 }

@@ -40,32 +40,6 @@ uint64_t self_rss_bytes(void)
 	return (uint64_t)resident * sysconf(_SC_PAGESIZE);
 }
 
-int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	struct stat st;
-	char *p;
-
-	if (strlen(path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	for (p = buf + 1; ; p++) {
-		char c = *p;
-
-		if (c != '/' && c != 0)
-			continue;
-		*p = 0;
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		*p = c;
-		if (!c)
-			break;
-	}
-	if (stat(path, &st))
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -99,18 +73,6 @@ int grow_array(void **p, size_t *cap, size_t need, size_t size)
 	*p = q;
 	*cap = n;
 	return 0;
-}
-
-void term_puts(const char *s, FILE *out)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
 }
 
 const char *human_bytes(uint64_t n, char *buf, size_t size)

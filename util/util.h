@@ -17,9 +17,6 @@ uint64_t now_ns(void);
 /* memtrack's own resident set size in bytes, 0 if unknown */
 uint64_t self_rss_bytes(void);
 
-/* mkdir -p; returns 0 or -errno */
-int mkdir_p(const char *path, mode_t mode);
-
 /* write() all of buf, retrying on EINTR and short writes; 0 or -errno */
 int write_all(int fd, const void *buf, size_t len);
 
@@ -29,13 +26,6 @@ int write_all(int fd, const void *buf, size_t len);
  * Pass the array as (void **)&array.
  */
 int grow_array(void **p, size_t *cap, size_t need, size_t size);
-
-/*
- * Writes s, a string from a file (a symbol, a path), for a terminal: control
- * characters and DEL become \xNN, so that no escape sequence of the file's
- * author reaches the terminal.  The one escaping helper of text output.
- */
-void term_puts(const char *s, FILE *out);
 
 /* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
 const char *human_bytes(uint64_t n, char *buf, size_t size);

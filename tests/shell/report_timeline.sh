@@ -17,5 +17,14 @@ expect_eq "a PNG" "PNG" "$(head -c 4 "$tmp/heap.png" | tail -c 3)"
 rc=0
 "$MEMTRACK" report --timeline /nonexistent/dir/x.png "$tmp/tree.msgpack" >/dev/null 2>"$tmp/err" || rc=$?
 expect_eq "an unwritable PNG exits 1" 1 "$rc"
-if grep -q "gnuplot failed" "$tmp/err"; then pass "gnuplot error"; else fail "gnuplot error" "$(cat "$tmp/err")"; fi
+expect_eq "an unwritable PNG: says why" \
+	"error: cannot create plot '/nonexistent/dir/x.png': No such file or directory" "$(cat "$tmp/err")"
+
+# no heap event at all (a static program, mmap and brk only): gnuplot refused an empty range
+write_samples test-plot-names "$tmp/names"
+rc=0
+"$MEMTRACK" report -q --timeline "$tmp/none.png" "$tmp/names/no-heap.msgpack" >/dev/null \
+	2>"$tmp/err" || rc=$?
+expect_eq "no heap events: exit 0, nothing said" "0 " "$rc $(cat "$tmp/err")"
+expect_eq "no heap events: a PNG" "PNG" "$(head -c 4 "$tmp/none.png" | tail -c 3)"
 finish

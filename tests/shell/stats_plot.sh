@@ -123,17 +123,57 @@ test_no_gnuplot() {
 	fi
 }
 
+# 20 ms in one 100 ms bin whose middle is before the first record: gnuplot found
+# "all points y value undefined"
+test_one_bin() {
+	local rc=0
+	"$GEN" --t0 1000060000000 --seconds 0.02 >"$tmpdir/short.jsonl"
+	"$MEMTRACK" stats -q --plot "$tmpdir/short.png" "$tmpdir/short.jsonl" 2>"$tmpdir/err" || rc=$?
+	expect_eq "one bin: exit 0, nothing said" "0 " "$rc $(cat "$tmpdir/err")"
+	expect_eq "one bin: a valid 1280x1120 PNG" 1280x1120 "$(png_size "$tmpdir/short.png")"
+}
+
+# a gnuplot that fails half-way through its PNG: no partial file, an older one left as it was
 test_gnuplot_fails() {
 	local rc=0
 
-	"$MEMTRACK" stats -q --plot "$tmpdir/no/such/dir/x.png" "$tmpdir/ep.jsonl" \
+	mkdir -p "$tmpdir/bin"
+	# it writes where the script says (set output), else on its stdout, as gnuplot does
+	cat >"$tmpdir/bin/gnuplot" <<-'EOF'
+	#!/bin/sh
+	out=$(sed -n "s/^set output '\\(.*\\)'$/\\1/p" "$1")
+	[ -n "$out" ] && exec >"$out"
+	printf '\211PNG\r\n\032\nIHDR'
+	echo "line 3: all points y value undefined!" >&2
+	exit 1
+	EOF
+	chmod +x "$tmpdir/bin/gnuplot"
+	echo "an older plot" >"$tmpdir/old.png"
+	PATH=$tmpdir/bin:$PATH "$MEMTRACK" stats -q --plot "$tmpdir/old.png" "$tmpdir/ep.jsonl" \
 		2>"$tmpdir/err" || rc=$?
 	expect_eq "gnuplot failure: exits 1" 1 "$rc"
-	if grep -q "error: gnuplot failed on" "$tmpdir/err"; then
+	if grep -q "error: gnuplot failed (exit status 1)" "$tmpdir/err" &&
+		grep -q "error: no plot written to '$tmpdir/old.png'" "$tmpdir/err"; then
 		pass "gnuplot failure: reported"
 	else
 		fail "gnuplot failure" "message: $(cat "$tmpdir/err")"
 	fi
+	expect_eq "gnuplot failure: the older file is as it was" "an older plot" "$(cat "$tmpdir/old.png")"
+	PATH=$tmpdir/bin:$PATH "$MEMTRACK" stats -q --plot "$tmpdir/new.png" "$tmpdir/ep.jsonl" \
+		2>/dev/null || true
+	expect_eq "gnuplot failure: no partial PNG" no "$([ -e "$tmpdir/new.png" ] && echo yes || echo no)"
+}
+
+# a PNG that cannot be created: said before gnuplot runs
+test_unwritable_plot() {
+	local rc=0
+
+	"$MEMTRACK" stats -q --plot "$tmpdir/no/such/dir/x.png" "$tmpdir/ep.jsonl" \
+		2>"$tmpdir/err" || rc=$?
+	expect_eq "plot in a missing directory: exits 1" 1 "$rc"
+	expect_eq "plot in a missing directory: says why" \
+		"error: cannot create plot '$tmpdir/no/such/dir/x.png': No such file or directory" \
+		"$(cat "$tmpdir/err")"
 }
 
 "$GEN" --episodes >"$tmpdir/ep.jsonl"
@@ -145,6 +185,8 @@ test_plot_size
 test_gnuplot_script
 test_some_row_kinds
 test_several_files
+test_one_bin
 test_gnuplot_fails
+test_unwritable_plot
 cleanup
 finish

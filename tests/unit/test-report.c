@@ -286,7 +286,7 @@ static void test_many(void)
 static void name_pid(int32_t pid, char *buf, size_t len, void *arg)
 {
 	(void)arg;
-	snprintf(buf, len, "proc \"%d\"", pid);
+	snprintf(buf, len, "proc '%d'", pid);
 }
 
 /* bins merge as time runs on, and a short peak survives them */
@@ -307,13 +307,13 @@ static void test_timeline(void)
 	report_timeline__add(tl, 7, SEC, 2);		/* far later: many merges */
 	report_timeline__add(tl, 8, SEC / 2, 9);
 	f = open_memstream(&text, &len);
-	CHECK(!report_timeline__write_gnuplot(tl, f, "out \"x\".png", 1, name_pid, NULL),
+	CHECK(!report_timeline__write_gnuplot(tl, f, "out 'x'.png", 1, name_pid, NULL),
 	      "write script");
 	fclose(f);
-	CHECK(strstr(text, "set output \"out \\\"x\\\".png\"") != NULL, "quoted output");
+	CHECK(strstr(text, "set output 'out ' . \"'\" . 'x' . \"'\" . '.png'") != NULL, "quoted output");
 	CHECK(strstr(text, "\n0.000000000 123456\n") != NULL, "the spike survives: %s", text);
-	CHECK(strstr(text, "title \"proc \\\"7\\\"\"") != NULL, "process 7 plotted");
-	CHECK(strstr(text, "proc \\\"8\\\"") == NULL, "only the highest peak");
+	CHECK(strstr(text, "title 'proc ' . \"'\" . '7' . \"'\" . ''") != NULL, "process 7 plotted");
+	CHECK(strstr(text, "'proc ' . \"'\" . '8") == NULL, "only the highest peak");
 	CHECK(strstr(text, "all processes") != NULL, "the total");
 	free(text);
 	report_timeline__delete(tl);

@@ -46,6 +46,7 @@ static struct stats_file *file_of(const char *name, const char *const *lines)
 		}
 		free(line);
 	}
+	CHECK(!stats_file__finish(sf));
 	return sf;
 }
 
@@ -101,7 +102,7 @@ static void test_all_panels(void)
 	text = script_of(&sf, 1, &opts, &said, &ret);
 	CHECK(ret == 0);
 	CHECK(said[0] == '\0');
-	CHECK_HAS(text, "set output 'it''s.png'");
+	CHECK_HAS(text, "set output 'it' . \"'\" . 's.png'");
 	CHECK_HAS(text, "pngcairo size 1280,1400");
 	CHECK_HAS(text, "set multiplot layout 5,1");
 	CHECK_HAS(text, "$f0_r0 << EOD");
@@ -117,10 +118,12 @@ static void test_all_panels(void)
 	 * in the first tick and 89 ms of the 100 B spread over the 240 ms to
 	 * the next t1; drained: 200 B.
 	 */
-	CHECK_HAS(text, "\n0.050000 75 20 0.00137083 0.002 1\n");
+	CHECK_HAS(text, "\n0.000000 75 20 0.00137083 0.002 1\n");
 	/* bin 1: no tick; the fill stays at the last one's t1 (0) */
-	CHECK_HAS(text, "\n0.150000 0 0 0.000416667 0 0\n");
-	CHECK_HAS(text, "\n0.150000 0 0 0 0 NaN NaN\n");
+	CHECK_HAS(text, "\n0.100000 0 0 0.000416667 0 0\n");
+	CHECK_HAS(text, "\n0.100000 0 0 0 0 NaN NaN\n");
+	/* bins are drawn as steps: the last one's values again at its end */
+	CHECK_HAS(text, "\n0.200000 10 10 0.0002125 0.001 1\n0.300000 10 10 0.0002125 0.001 1\nEOD\n");
 	/* the time axis is labelled under the last panel only */
 	CHECK(strstr(text, "set xlabel") > strstr(text, "axes x1y2"));
 	CHECK(strstr(text, "set xlabel") < strstr(text, "set ytics ('42'"));
@@ -180,8 +183,74 @@ static void test_several_files(void)
 	stats_file__delete(files[1]);
 }
 
+/* the watermark each ring was run with, unless --watermark overrides it */
+static void test_watermarks(void)
+{
+	static const char *const half[] = {
+		"{\"k\":\"ring_open\",\"t\":0,\"ring\":\"events\",\"size\":1000,\"watermark\":500}",
+		"{\"k\":\"ring_open\",\"t\":0,\"ring\":\"stacks\",\"size\":4000,\"watermark\":3600}",
+		"{\"k\":\"ring\",\"ring\":\"events\",\"t0\":0,\"prod0\":0,\"cons0\":0,"
+		"\"t1\":1000,\"prod1\":100,\"cons1\":100}",
+		"{\"k\":\"ring\",\"ring\":\"stacks\",\"t0\":0,\"prod0\":0,\"cons0\":0,"
+		"\"t1\":1000,\"prod1\":100,\"cons1\":100}",
+		NULL
+	};
+	struct stats_plot_opts opts = { .output = "x.png" };
+	struct stats_file *sf = file_of("half.jsonl", half), *old = file_of("old.jsonl", full_run);
+	char *text, *said;
+	int ret;
+
+	text = script_of(&sf, 1, &opts, &said, &ret);
+	CHECK_HAS(text, "50 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 50%'");
+	CHECK_HAS(text, "90 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 90%'");
+	CHECK_LACKS(text, "'watermark 75%'");
+	free(text);
+	free(said);
+	opts.watermark = 60;
+	text = script_of(&sf, 1, &opts, &said, &ret);
+	CHECK_HAS(text, "60 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 60%'");
+	CHECK_LACKS(text, "'watermark 50%'");
+	free(text);
+	free(said);
+	/* a file that does not say (CodSpeed's, older ones): track's default */
+	opts.watermark = 0;
+	text = script_of(&old, 1, &opts, &said, &ret);
+	CHECK_HAS(text, "75 with lines dt 2 lw 1.5 lc rgb 'red' title 'watermark 75%'");
+	free(text);
+	free(said);
+	stats_file__delete(sf);
+	stats_file__delete(old);
+}
+
+/* a run shorter than one 100 ms bin: its bin is drawn, and inside the x range */
+static void test_one_bin(void)
+{
+	static const char *const short_run[] = {
+		"{\"k\":\"ring_open\",\"t\":1030000000,\"ring\":\"events\",\"size\":1000}",
+		"{\"k\":\"ring\",\"ring\":\"events\",\"t0\":1031000000,\"prod0\":100,\"cons0\":0,"
+		"\"t1\":1032000000,\"prod1\":200,\"cons1\":200,\"peak\":300}",
+		"{\"k\":\"backlog\",\"t\":1040000000,\"sent\":10,\"received\":4,\"rss\":2000000}",
+		NULL
+	};
+	struct stats_plot_opts opts = { .output = "x.png" };
+	struct stats_file *sf = file_of("short.jsonl", short_run);
+	char *text, *said;
+	int ret;
+
+	text = script_of(&sf, 1, &opts, &said, &ret);
+	CHECK(ret == 0);
+	/* the bin is 1.0-1.1 s, the records 1.03-1.04 s */
+	CHECK_HAS(text, "set xrange [-0.03:0.07]");
+	CHECK_HAS(text, "\n-0.030000 30 20 0.001 0.002 1\n0.070000 30 20 0.001 0.002 1\nEOD\n");
+	free(text);
+	free(said);
+	stats_file__delete(sf);
+}
+
 int main(void)
 {
+	test_one_bin();
+	test_watermarks();
 	test_all_panels();
 	test_some_panels();
 	test_several_files();

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Bounded time bins for the series that memtrack stats plots.
+ * Bounded time bins for the series that memtrack plots.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats-timeline.h"
+#include "timeline.h"
 
-void stats_timeline__init(struct stats_timeline *tl, uint64_t width,
+void timeline__init(struct timeline *tl, uint64_t width,
 			  size_t max_bins)
 {
 	memset(tl, 0, sizeof(*tl));
@@ -17,9 +17,9 @@ void stats_timeline__init(struct stats_timeline *tl, uint64_t width,
 	tl->max_bins = max_bins ? max_bins : 1;
 }
 
-void stats_timeline__exit(struct stats_timeline *tl)
+void timeline__exit(struct timeline *tl)
 {
-	struct stats_series *s;
+	struct timeline_series *s;
 
 	for (s = tl->series; s; s = s->next) {
 		free(s->v);
@@ -29,12 +29,12 @@ void stats_timeline__exit(struct stats_timeline *tl)
 	tl->nr = tl->alloc = 0;
 }
 
-static double empty_value(const struct stats_series *s)
+static double empty_value(const struct timeline_series *s)
 {
-	return s->merge == STATS_MERGE_SUM ? 0.0 : NAN;
+	return s->merge == TIMELINE_SUM ? 0.0 : NAN;
 }
 
-static void clear_bins(struct stats_series *s, size_t from, size_t to)
+static void clear_bins(struct timeline_series *s, size_t from, size_t to)
 {
 	double empty = empty_value(s);
 	size_t i;
@@ -43,21 +43,21 @@ static void clear_bins(struct stats_series *s, size_t from, size_t to)
 		s->v[i] = empty;
 }
 
-static double merge_values(enum stats_merge merge, double older, double newer)
+static double merge_values(enum timeline_merge merge, double older, double newer)
 {
 	switch (merge) {
-	case STATS_MERGE_SUM:
+	case TIMELINE_SUM:
 		return older + newer;
-	case STATS_MERGE_MAX:
+	case TIMELINE_MAX:
 		return fmax(older, newer);	/* fmax ignores a NaN */
-	case STATS_MERGE_LAST:
+	case TIMELINE_LAST:
 		return isnan(newer) ? older : newer;
 	}
 	return newer;
 }
 
-int stats_timeline__add_series(struct stats_timeline *tl,
-			       struct stats_series *s, enum stats_merge merge)
+int timeline__add_series(struct timeline *tl,
+			       struct timeline_series *s, enum timeline_merge merge)
 {
 	s->merge = merge;
 	s->v = NULL;
@@ -72,9 +72,9 @@ int stats_timeline__add_series(struct stats_timeline *tl,
 	return 0;
 }
 
-static int grow_series(struct stats_timeline *tl, size_t want)
+static int grow_series(struct timeline *tl, size_t want)
 {
-	struct stats_series *s;
+	struct timeline_series *s;
 	size_t alloc = tl->alloc ? tl->alloc : 64;
 
 	while (alloc < want)
@@ -95,10 +95,10 @@ static int grow_series(struct stats_timeline *tl, size_t want)
 }
 
 /* make bins [lo, hi] (absolute indexes) the range in use */
-static int cover_range(struct stats_timeline *tl, uint64_t lo, uint64_t hi)
+static int cover_range(struct timeline *tl, uint64_t lo, uint64_t hi)
 {
 	size_t nr = hi - lo + 1, shift = tl->nr ? tl->first - lo : 0;
-	struct stats_series *s;
+	struct timeline_series *s;
 
 	if (nr > tl->alloc && grow_series(tl, nr))
 		return -ENOMEM;
@@ -115,11 +115,11 @@ static int cover_range(struct stats_timeline *tl, uint64_t lo, uint64_t hi)
 }
 
 /* double the width: absolute bin k becomes bin k / 2 */
-static void coarsen(struct stats_timeline *tl)
+static void coarsen(struct timeline *tl)
 {
 	uint64_t first = tl->first / 2;
 	size_t nr = tl->nr ? (tl->first + tl->nr - 1) / 2 - first + 1 : 0;
-	struct stats_series *s;
+	struct timeline_series *s;
 	size_t i;
 
 	for (s = tl->series; s; s = s->next) {
@@ -141,7 +141,7 @@ static void coarsen(struct stats_timeline *tl)
 	tl->nr = nr;
 }
 
-int stats_timeline__ensure(struct stats_timeline *tl, uint64_t t)
+int timeline__ensure(struct timeline *tl, uint64_t t)
 {
 	for (;;) {
 		uint64_t k = t / tl->width, lo = k, hi = k;
@@ -160,28 +160,28 @@ int stats_timeline__ensure(struct stats_timeline *tl, uint64_t t)
 	}
 }
 
-size_t stats_timeline__bin(const struct stats_timeline *tl, uint64_t t)
+size_t timeline__bin(const struct timeline *tl, uint64_t t)
 {
 	return t / tl->width - tl->first;
 }
 
-uint64_t stats_timeline__bin_start(const struct stats_timeline *tl, size_t i)
+uint64_t timeline__bin_start(const struct timeline *tl, size_t i)
 {
 	return (tl->first + i) * tl->width;
 }
 
-int stats_timeline__spread(struct stats_timeline *tl, struct stats_series *s,
+int timeline__spread(struct timeline *tl, struct timeline_series *s,
 			   uint64_t start, uint64_t end, double amount)
 {
 	uint64_t k, last;
 
-	if (stats_timeline__ensure(tl, start))
+	if (timeline__ensure(tl, start))
 		return -ENOMEM;
 	if (end <= start) {
-		s->v[stats_timeline__bin(tl, start)] += amount;
+		s->v[timeline__bin(tl, start)] += amount;
 		return 0;
 	}
-	if (stats_timeline__ensure(tl, end - 1))
+	if (timeline__ensure(tl, end - 1))
 		return -ENOMEM;
 
 	last = (end - 1) / tl->width;
@@ -197,14 +197,14 @@ int stats_timeline__spread(struct stats_timeline *tl, struct stats_series *s,
 	return 0;
 }
 
-int stats_timeline__sample(struct stats_timeline *tl, struct stats_series *s,
+int timeline__sample(struct timeline *tl, struct timeline_series *s,
 			   uint64_t t, double value)
 {
 	size_t i;
 
-	if (stats_timeline__ensure(tl, t))
+	if (timeline__ensure(tl, t))
 		return -ENOMEM;
-	i = stats_timeline__bin(tl, t);
+	i = timeline__bin(tl, t);
 	s->v[i] = merge_values(s->merge, s->v[i], value);
 	return 0;
 }
