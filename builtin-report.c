@@ -45,7 +45,7 @@ struct report_opts {
 	int sort_key;			/* --sort, -1 when not given */
 	unsigned int top;		/* sites per section, 0: all */
 	unsigned int depth;		/* frames per site, 0: all */
-	bool weight_calls;		/* --weight count */
+	enum report_site_key weight_key;	/* --weight */
 	struct report_filter filter;
 	pid_t *pid_list;		/* --pid */
 	size_t nr_pid_list;
@@ -620,6 +620,7 @@ static const char *const site_titles[REPORT_SITE_KEYS] = {
 	[REPORT_SITE_CALLS] = "calls",
 	[REPORT_SITE_PEAK] = "contribution to the peak",
 	[REPORT_SITE_LEAKED] = "bytes leaked (live at exit)",
+	[REPORT_SITE_TEMPORARY] = "temporary allocations",
 };
 
 /*
@@ -696,14 +697,14 @@ static void print_site_section(const struct report_summary *s,
 		return;
 	}
 	printf(", top %zu of %zu\n", n, nonzero);
-	printf("  %4s %11s %10s %11s %11s %8s\n", "#", "ALLOCATED", "CALLS", "AT PEAK",
-	       "LEAKED", "BLOCKS");
+	printf("  %4s %11s %10s %11s %11s %8s %10s\n", "#", "ALLOCATED", "CALLS", "AT PEAK",
+	       "LEAKED", "BLOCKS", "TEMPORARY");
 	for (i = 0; i < n; i++) {
 		const struct report_site *site = top[i];
 
-		printf("  %4zu %11s %10" PRIu64 " %11s %11s %8" PRIu64 "\n", i + 1,
-		       HB(site->bytes), site->calls, HB(site->peak_bytes),
-		       HB(site->leaked_bytes), site->leaked_count);
+		printf("  %4zu %11s %10" PRIu64 " %11s %11s %8" PRIu64 " %10" PRIu64 "\n",
+		       i + 1, HB(site->bytes), site->calls, HB(site->peak_bytes),
+		       HB(site->leaked_bytes), site->leaked_count, site->temporary_count);
 		print_site_frames(site, "         ", o->no_demangle);
 	}
 }
@@ -801,6 +802,7 @@ static void json_heap(cJSON *o, const struct report_summary *s,
 	json_u64(o, "bytes_allocated", h->bytes_allocated);
 	json_u64(o, "bytes_freed", h->bytes_freed);
 	json_u64(o, "peak_bytes", h->peak_bytes);
+	json_u64(o, "peak_count", h->peak_count);
 	json_u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
 	json_u64(o, "leaked_count", h->leaked_count);
 	json_u64(o, "leaked_bytes", h->leaked_bytes);
@@ -927,8 +929,11 @@ static cJSON *json_site(const struct report_site *site, bool frames)
 	json_u64(o, "bytes", site->bytes);
 	json_u64(o, "calls", site->calls);
 	json_u64(o, "peak_bytes", site->peak_bytes);
+	json_u64(o, "peak_count", site->peak_count);
 	json_u64(o, "leaked_bytes", site->leaked_bytes);
 	json_u64(o, "leaked_count", site->leaked_count);
+	json_u64(o, "temporary_count", site->temporary_count);
+	json_u64(o, "temporary_bytes", site->temporary_bytes);
 	if (frames)
 		cJSON_AddItemToObject(o, "frames", json_site_frames(site));
 	return o;
@@ -1177,7 +1182,7 @@ static void site_diff__exit(struct site_diff *d)
 static const char *site_value_str(enum report_site_key key, uint64_t v, char *buf,
 				  size_t len)
 {
-	if (key == REPORT_SITE_CALLS)
+	if (key == REPORT_SITE_CALLS || key == REPORT_SITE_TEMPORARY)
 		snprintf(buf, len, "%" PRIu64, v);
 	else
 		human_bytes(v, buf, len);
@@ -1315,7 +1320,7 @@ static int cmd_flamegraph(const char *const *paths, struct report_opts *o)
 		return 1;
 	if (!report_sites__has_stacks(l.s.sites)) {
 		ret = error("no call stacks in '%s': %s", path, NO_STACKS_HINT);
-	} else if (report_sites__folded(l.s.sites, o->depth, o->weight_calls, &f, &n)) {
+	} else if (report_sites__folded(l.s.sites, o->depth, o->weight_key, &f, &n)) {
 		ret = error("out of memory");
 	} else {
 		for (i = 0; i < n; i++) {
@@ -1476,7 +1481,7 @@ static int parse_site_options(struct report_opts *o)
 	if (o->sort) {
 		o->sort_key = report_site_key__parse(o->sort);
 		if (o->sort_key < 0)
-			return error("--sort expects bytes, calls, peak or leaked, not '%s'",
+			return error("--sort expects bytes, calls, peak, leaked or temporary, not '%s'",
 				     o->sort);
 	}
 	if (o->top_arg && parse_count("--top", o->top_arg, &o->top))
@@ -1484,9 +1489,14 @@ static int parse_site_options(struct report_opts *o)
 	if (o->depth_arg && parse_count("--stack-depth", o->depth_arg, &o->depth))
 		return -1;
 	if (o->weight) {
-		if (strcmp(o->weight, "bytes") && strcmp(o->weight, "count"))
-			return error("--weight expects bytes or count, not '%s'", o->weight);
-		o->weight_calls = !strcmp(o->weight, "count");
+		/* "count", the name --weight had before it took every key */
+		int k = strcmp(o->weight, "count") ? report_site_key__parse(o->weight) :
+			REPORT_SITE_CALLS;
+
+		if (k < 0)
+			return error("--weight expects bytes, calls, peak, leaked or temporary, "
+				     "not '%s'", o->weight);
+		o->weight_key = k;
 	}
 	return 0;
 }
@@ -1496,7 +1506,7 @@ int cmd_report(int argc, const char **argv)
 	struct report_opts o = { .sort_key = -1 };
 	const char *const usage[] = {
 		"memtrack report [<options>] <artifact>",
-		"memtrack report --flamegraph [--weight=<bytes|count>] <artifact>",
+		"memtrack report --flamegraph [--weight=<key>] <artifact>",
 		"memtrack report --diff <base> <head>",
 		NULL
 	};
@@ -1506,10 +1516,10 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOLEAN(0, "diff", &o.diff, "compare two artifacts: <base> <head>"),
 		OPT_BOOLEAN(0, "flamegraph", &o.flamegraph,
 			    "print folded stacks for flame graphs"),
-		OPT_STRING(0, "weight", &o.weight, "bytes|count",
-			   "--flamegraph: weigh stacks by bytes allocated (default) or calls"),
-		OPT_STRING(0, "sort", &o.sort, "bytes|calls|peak|leaked",
-			   "one table of call sites, by this key (default: all four)"),
+		OPT_STRING(0, "weight", &o.weight, "key",
+			   "--flamegraph: weigh stacks by a --sort key (default: bytes)"),
+		OPT_STRING(0, "sort", &o.sort, "bytes|calls|peak|leaked|temporary",
+			   "one table of call sites, by this key (default: all five)"),
 		OPT_STRING(0, "top", &o.top_arg, "n", "call sites per table (default 10, 0: all)"),
 		OPT_STRING(0, "stack-depth", &o.depth_arg, "n",
 			   "frames per call site, deeper ones merged (default 5, 0: all)"),

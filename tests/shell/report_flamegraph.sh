@@ -31,6 +31,26 @@ test_count() {
 	expect_eq "folded by count" "1 4 1 2 1" "$(awk '{ print $NF }' "$tmp/out" | paste -sd' ')"
 	"$MEMTRACK" report --flamegraph --weight bytes "$tmp/stacks.msgpack" >"$tmp/out"
 	expect_eq "--weight bytes" "5 864 200 1050 10" "$(awk '{ print $NF }' "$tmp/out" | paste -sd' ')"
+	"$MEMTRACK" report --flamegraph --weight calls "$tmp/stacks.msgpack" >"$tmp/out"
+	expect_eq "--weight calls, as count" "1 4 1 2 1" "$(awk '{ print $NF }' "$tmp/out" | paste -sd' ')"
+}
+
+# every --sort key weighs: the weights add up to the tree's figure in --json
+test_cost_types() {
+	local a=$tmp/stacks.msgpack t=$tmp/temporary.msgpack
+	"$MEMTRACK" report --json "$a" >"$tmp/j"
+	"$MEMTRACK" report --flamegraph --weight peak "$a" >"$tmp/out"
+	expect_eq "--weight peak: the sites live at the peak" \
+		"__libc_start_main;main;make_buffer 400|__libc_start_main;main;parse:config;libweird.so+0x1234 1050|main;[unknown] 10" \
+		"$(paste -sd'|' "$tmp/out")"
+	expect_eq "--weight peak adds up to the peak" "$(json_get "$tmp/j" .peak_bytes)" \
+		"$(awk '{ s += $NF } END { print s }' "$tmp/out")"
+	"$MEMTRACK" report --flamegraph --weight leaked "$a" >"$tmp/out"
+	expect_eq "--weight leaked adds up to the leaks" "$(json_get "$tmp/j" .leaked_bytes)" \
+		"$(awk '{ s += $NF } END { print s }' "$tmp/out")"
+	"$MEMTRACK" report --flamegraph --weight temporary "$t" >"$tmp/out"
+	expect_eq "--weight temporary" "__libc_start_main;main;make_buffer 1|__libc_start_main;main;make_list 2" \
+		"$(paste -sd'|' "$tmp/out")"
 }
 
 test_depth() {
@@ -63,6 +83,9 @@ test_usage() {
 	local a=$tmp/stacks.msgpack
 	expect_eq "--weight alone" 129 "$(status "$MEMTRACK" report --weight count "$a")"
 	expect_eq "bad --weight" 129 "$(status "$MEMTRACK" report --flamegraph --weight size "$a")"
+	expect_eq "bad --weight: the names of --sort" \
+		"error: --weight expects bytes, calls, peak, leaked or temporary, not 'size'" \
+		"$(head -1 "$tmp/err")"
 	expect_eq "--flamegraph --json" 129 "$(status "$MEMTRACK" report --flamegraph --json "$a")"
 	expect_eq "--flamegraph --diff" 129 "$(status "$MEMTRACK" report --flamegraph --diff "$a" "$a")"
 	expect_eq "--flamegraph --top" 129 "$(status "$MEMTRACK" report --flamegraph --top 3 "$a")"
@@ -71,6 +94,7 @@ test_usage() {
 
 test_bytes
 test_count
+test_cost_types
 test_depth
 test_filters
 test_no_stacks
