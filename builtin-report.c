@@ -26,6 +26,7 @@
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
+#include "util/stdin-spool.h"
 #include "util/usage.h"
 #include "util/util.h"
 
@@ -35,6 +36,7 @@
 #define DEFAULT_TOP		10
 #define DEFAULT_STACK_DEPTH	5
 
+#define STDIN_NAME		"<stdin>"	/* the artifact "-" in messages */
 #define NO_STACKS_HINT		"record with 'memtrack track --call-graph fp'"
 
 struct report_opts {
@@ -95,12 +97,18 @@ static void progress__done(struct progress *pg)
 		fprintf(stderr, "\r\033[K");
 }
 
+/* path, or standard input for "-" */
 static int open_artifact(const char *path, struct artifact **ap)
 {
-	int err = artifact__open(path, ap);
+	int err;
 
+	if (strcmp(path, "-"))
+		err = artifact__open(path, ap);
+	else if (!(err = stdin__rewind()))
+		err = artifact__open_fd(STDIN_FILENO, STDIN_NAME, ap);
 	if (err)
-		return error("cannot open artifact '%s': %s", path, strerror(-err));
+		return error("cannot open artifact '%s': %s",
+			     strcmp(path, "-") ? path : STDIN_NAME, strerror(-err));
 	return 0;
 }
 
@@ -1336,6 +1344,47 @@ static int cmd_flamegraph(const char *const *paths, struct report_opts *o)
 	return ret ? 1 : 0;
 }
 
+/* --diff --flamegraph: "stack base head" lines, as difffolded.pl writes them */
+static int print_folded_diff(struct loaded *base, struct loaded *head,
+			     const char *bpath, const char *hpath, struct report_opts *o)
+{
+	struct report_folded *f;
+	size_t i, n;
+
+	if (!report_sites__has_stacks(base->s.sites) || !report_sites__has_stacks(head->s.sites))
+		return error("no call stacks in '%s': %s",
+			     report_sites__has_stacks(base->s.sites) ? hpath : bpath,
+			     NO_STACKS_HINT);
+	if (report_sites__folded_diff(base->s.sites, head->s.sites, o->depth, o->weight_key,
+				      &f, &n))
+		return error("out of memory");
+	for (i = 0; i < n; i++) {
+		quote_term_fputs(f[i].line, stdout);
+		printf(" %" PRIu64 " %" PRIu64 "\n", f[i].base, f[i].weight);
+	}
+	report_folded__free(f, n);
+	return 0;
+}
+
+static int cmd_flamegraph_diff(const char *const *paths, struct report_opts *o)
+{
+	struct loaded base, head;
+	int ret;
+
+	if (load_summary(paths[0], o, &base))
+		return 1;
+	if (load_summary(paths[1], o, &head)) {
+		report_summary__exit(&base.s);
+		return 1;
+	}
+	ret = print_folded_diff(&base, &head, paths[0], paths[1], o);
+	if (base.truncated || head.truncated)
+		ret = -1;
+	report_summary__exit(&base.s);
+	report_summary__exit(&head.s);
+	return ret ? 1 : 0;
+}
+
 /* ---- the command -------------------------------------------------------- */
 
 static int cmd_summary(const char *const *paths, struct report_opts *o)
@@ -1378,41 +1427,65 @@ static const char *const report_opt_names[RO_MAX] = {
 	[RO_WEIGHT] = "--weight",
 };
 
+/* the options that pick a mode, alone or together */
+enum report_pick {
+	RP_DUMP, RP_DIFF, RP_FLAMEGRAPH, RP_MAX,
+};
+
+#define RP(p)		(1u << RP_##p)
+
+static const char *const report_pick_names[RP_MAX] = {
+	[RP_DUMP] = "--dump", [RP_DIFF] = "--diff", [RP_FLAMEGRAPH] = "--flamegraph",
+};
+
 struct report_mode {
-	const char *option;		/* that picks it; NULL: the default */
-	size_t picked;			/* offsetof() its bool in report_opts */
+	const char *option;		/* that pick it; NULL: the default */
+	unsigned int picks;		/* RP() of the options that pick it */
 	const char *does;		/* for messages: "--dump <does>" */
 	int artifacts;			/* how many it reads */
 	unsigned int takes;		/* RO() of the options it takes */
 	int (*run)(const char *const *paths, struct report_opts *o);
 };
 
-#define MODE(opt, field)	opt, offsetof(struct report_opts, field)
-
 static const struct report_mode report_modes[] = {
 	{ NULL, 0, "prints the summary", 1,
 	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES, cmd_summary },
-	{ MODE("--dump", dump), "prints every record", 1, 0, cmd_dump },
-	{ MODE("--diff", diff), "compares two artifacts", 2,
+	{ "--dump", RP(DUMP), "prints every record", 1, 0, cmd_dump },
+	{ "--diff", RP(DIFF), "compares two artifacts", 2,
 	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES, cmd_diff },
-	{ MODE("--flamegraph", flamegraph), "prints every stack", 1,
+	{ "--flamegraph", RP(FLAMEGRAPH), "prints every stack", 1,
 	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
+	{ "--diff --flamegraph", RP(DIFF) | RP(FLAMEGRAPH), "prints every stack of two", 2,
+	  RO(COMM) | RO(TIME) | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph_diff },
 };
 
-/* the mode the options pick: 0, or -1 after an error when they pick several */
+static unsigned int given_picks(const struct report_opts *o)
+{
+	return (o->dump ? RP(DUMP) : 0) | (o->diff ? RP(DIFF) : 0) |
+	       (o->flamegraph ? RP(FLAMEGRAPH) : 0);
+}
+
+/* the mode the options pick: 0, or -1 after an error when no mode has them all */
 static int pick_mode(const struct report_opts *o, const struct report_mode **modep)
 {
-	const struct report_mode *mode = &report_modes[0], *m;
+	unsigned int given = given_picks(o), i, first = RP_MAX;
+	const struct report_mode *m;
 
 	for (m = report_modes; m < report_modes + ARRAY_SIZE(report_modes); m++) {
-		if (!m->option || !*(const bool *)((const char *)o + m->picked))
-			continue;
-		if (mode->option)
-			return error("%s and %s cannot be used together", mode->option, m->option);
-		mode = m;
+		if (m->picks == given) {
+			*modep = m;
+			return 0;
+		}
 	}
-	*modep = mode;
-	return 0;
+	for (i = 0; i < RP_MAX; i++) {
+		if (!(given & (1u << i)))
+			continue;
+		if (first < RP_MAX)
+			break;
+		first = i;
+	}
+	return error("%s and %s cannot be used together", report_pick_names[first],
+		     report_pick_names[i]);
 }
 
 /* an option given that the mode does not take */
@@ -1428,8 +1501,30 @@ static int option_not_taken(const struct report_mode *mode, enum report_opt opt)
 	return error("%s needs %s", report_opt_names[opt], m->option);
 }
 
+static int count_stdin(int argc, const char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++)
+		n += !strcmp(argv[i], "-");
+	return n;
+}
+
+/* standard input ("-") as an artifact that --comm and --children read twice */
+static int prepare_stdin(const struct report_opts *o, int argc, const char **argv)
+{
+	int err;
+
+	if (!count_stdin(argc, argv) || (!o->comm && !o->children))
+		return 0;
+	err = stdin__make_rereadable();
+	if (err)
+		return error("cannot keep standard input to read it twice: %s", strerror(-err));
+	return 0;
+}
+
 /* the mode of the options: 0, or -1 after an error in their combination */
-static int check_options(const struct report_opts *o, int argc,
+static int check_options(const struct report_opts *o, int argc, const char **argv,
 			 const struct report_mode **modep)
 {
 	const bool given[RO_MAX] = {
@@ -1454,6 +1549,8 @@ static int check_options(const struct report_opts *o, int argc,
 	if (mode->artifacts == 1 && argc != 1)
 		return error(argc ? "one artifact at a time (or --diff <base> <head>)" :
 			     "which artifact? e.g. memtrack report 1234.MemtrackArtifact.msgpack");
+	if (count_stdin(argc, argv) > 1)
+		return error("standard input ('-') can be one of the artifacts, not both");
 	*modep = mode;
 	return 0;
 }
@@ -1543,8 +1640,10 @@ int cmd_report(int argc, const char **argv)
 	int ret;
 
 	argc = parse_options(argc, argv, options, usage, 0);
-	if (check_options(&o, argc, &mode))
+	if (check_options(&o, argc, argv, &mode))
 		usage_with_options(usage, options);
+	if (prepare_stdin(&o, argc, argv))
+		return 1;
 	if (o.time && parse_time_range(o.time, &o.filter))
 		usage_with_options(usage, options);
 	if (o.pids && parse_report_pids(&o))
