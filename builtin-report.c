@@ -23,6 +23,8 @@
 #include "util/gnuplot.h"
 #include "util/parse-options.h"
 #include "util/quote.h"
+#include "util/out-file.h"
+#include "util/report-pprof.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-timeline.h"
@@ -44,6 +46,7 @@ struct report_opts {
 	bool no_demangle;		/* symbols as in the binaries */
 	const char *pids, *time, *comm, *timeline, *gnuplot;
 	const char *sort, *top_arg, *depth_arg, *weight;
+	const char *pprof, *html;	/* --pprof, --html: the file to write */
 	int sort_key;			/* --sort, -1 when not given */
 	unsigned int top;		/* sites per section, 0: all */
 	unsigned int depth;		/* frames per site, 0: all */
@@ -1385,6 +1388,90 @@ static int cmd_flamegraph_diff(const char *const *paths, struct report_opts *o)
 	return ret ? 1 : 0;
 }
 
+/* ---- --pprof -------------------------------------------------------------- */
+
+/* a file made at once ('-': standard output); 0 or -1 after a message */
+static int write_output(const char *path, const char *what, const void *data, size_t len)
+{
+	char why[OUT_WHY_MAX];
+	int err;
+
+	if (!strcmp(path, "-")) {
+		err = write_all(STDOUT_FILENO, data, len);
+		return err ? error("cannot write %s to standard output: %s", what,
+				   strerror(-err)) : 0;
+	}
+	if (out_file__write_path(path, data, len, why))
+		return error("cannot write %s '%s': %s", what, quote_term(path), why);
+	return 0;
+}
+
+static void pprof_info(const struct loaded *l, const char *path,
+		       struct report_pprof_info *info, char buf[][256])
+{
+	const struct report_summary *s = &l->s;
+	int n = 0;
+
+	memset(info, 0, sizeof(*info));
+	info->duration_ns = report_summary__rel_ns(s, s->last_ts);
+	snprintf(buf[n], 256, "memtrack %s report of %s", MEMTRACK_VERSION, path);
+	info->comments[n] = buf[n];
+	n++;
+	if (s->has_meta && s->meta.command) {
+		snprintf(buf[n], 256, "command: %s", s->meta.command);
+		info->comments[n] = buf[n];
+		n++;
+	}
+	snprintf(buf[n], 256, "inuse_*: live at the peak, %.6f s after the first event; "
+		 "leaked_*: live at exit", seconds(report_summary__rel_ns(s, s->total.peak_ts)));
+	info->comments[n] = buf[n];
+	n++;
+	if (l->truncated) {
+		snprintf(buf[n], 256, "truncated: only the records before byte %" PRIu64,
+			 l->error_offset);
+		info->comments[n] = buf[n];
+	}
+}
+
+static int write_pprof(struct loaded *l, const char *path, struct report_opts *o)
+{
+	struct report_pprof_info info;
+	struct report_site_list list;
+	char comments[4][256];
+	size_t len;
+	void *buf;
+	int err;
+
+	if (report_sites__resolve(l->s.sites, 0, REPORT_MATCH_FRAME, &list))
+		return error("out of memory");
+	pprof_info(l, path, &info, comments);
+	err = report_pprof__encode(&list, &info, &buf, &len);
+	report_site_list__exit(&list);
+	if (err)
+		return error("cannot make the pprof profile: %s", strerror(-err));
+	err = write_output(o->pprof, "the pprof profile", buf, len);
+	free(buf);
+	return err;
+}
+
+static int cmd_pprof(const char *const *paths, struct report_opts *o)
+{
+	const char *path = paths[0];
+	struct loaded l;
+	int ret;
+
+	if (load_summary(path, o, &l))
+		return 1;
+	if (!report_sites__has_stacks(l.s.sites))
+		ret = error("no call stacks in '%s': %s", path, NO_STACKS_HINT);
+	else
+		ret = write_pprof(&l, path, o);
+	if (l.truncated)
+		ret = -1;
+	report_summary__exit(&l.s);
+	return ret ? 1 : 0;
+}
+
 /* ---- the command -------------------------------------------------------- */
 
 static int cmd_summary(const char *const *paths, struct report_opts *o)
@@ -1429,13 +1516,14 @@ static const char *const report_opt_names[RO_MAX] = {
 
 /* the options that pick a mode, alone or together */
 enum report_pick {
-	RP_DUMP, RP_DIFF, RP_FLAMEGRAPH, RP_MAX,
+	RP_DUMP, RP_DIFF, RP_FLAMEGRAPH, RP_PPROF, RP_MAX,
 };
 
 #define RP(p)		(1u << RP_##p)
 
 static const char *const report_pick_names[RP_MAX] = {
 	[RP_DUMP] = "--dump", [RP_DIFF] = "--diff", [RP_FLAMEGRAPH] = "--flamegraph",
+	[RP_PPROF] = "--pprof",
 };
 
 struct report_mode {
@@ -1457,12 +1545,13 @@ static const struct report_mode report_modes[] = {
 	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
 	{ "--diff --flamegraph", RP(DIFF) | RP(FLAMEGRAPH), "prints every stack of two", 2,
 	  RO(COMM) | RO(TIME) | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph_diff },
+	{ "--pprof", RP(PPROF), "writes a pprof profile", 1, RO_FILTERS, cmd_pprof },
 };
 
 static unsigned int given_picks(const struct report_opts *o)
 {
 	return (o->dump ? RP(DUMP) : 0) | (o->diff ? RP(DIFF) : 0) |
-	       (o->flamegraph ? RP(FLAMEGRAPH) : 0);
+	       (o->flamegraph ? RP(FLAMEGRAPH) : 0) | (o->pprof ? RP(PPROF) : 0);
 }
 
 /* the mode the options pick: 0, or -1 after an error when no mode has them all */
@@ -1605,6 +1694,7 @@ int cmd_report(int argc, const char **argv)
 		"memtrack report [<options>] <artifact>",
 		"memtrack report --flamegraph [--weight=<key>] <artifact>",
 		"memtrack report --diff <base> <head>",
+		"memtrack report --pprof <file> <artifact>",
 		NULL
 	};
 	struct option options[] = {
@@ -1613,6 +1703,8 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOLEAN(0, "diff", &o.diff, "compare two artifacts: <base> <head>"),
 		OPT_BOOLEAN(0, "flamegraph", &o.flamegraph,
 			    "print folded stacks for flame graphs"),
+		OPT_STRING(0, "pprof", &o.pprof, "file",
+			   "write a gzipped pprof profile of every stack ('-': stdout)"),
 		OPT_STRING(0, "weight", &o.weight, "key",
 			   "--flamegraph: weigh stacks by a --sort key (default: bytes)"),
 		OPT_STRING(0, "sort", &o.sort, "bytes|calls|peak|leaked|temporary",

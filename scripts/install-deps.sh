@@ -8,6 +8,11 @@ PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzst
 libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time
 libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev shellcheck
 zlib1g-dev libiberty-dev libdebuginfod-dev debuginfod elfutils binutils iproute2 sudo"
+# report --pprof (protobuf-c) and the decoder of its test; the browser of report --html's
+PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf
+chromium"
+# node and npm run the browser test (tests/html); Debian's unless some are there already
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 [ $# -gt 0 ] && PACKAGES="$*"
 
 missing=

@@ -140,3 +140,13 @@ count_sized() {
 		jq -c --arg t "$2" --argjson s "$3" --argjson p "${4:-0}" \
 			'select(.type == $t and .size == $s and ($p == 0 or .pid == $p))' | wc -l
 }
+
+# pprof_decode <profile.pb.gz> <dir>: the profile as JSON (see lib/pprof_decode.py),
+# decoded by Google's protobuf runtime (python3-protobuf) with the Python module that
+# protoc makes from util/profile.proto into <dir>
+pprof_decode() {
+	if [ ! -f "$2/profile_pb2.py" ]; then
+		protoc --proto_path="$TOP/util" --python_out="$2" "$TOP/util/profile.proto" || return 1
+	fi
+	/usr/bin/python3 "$TOP/tests/shell/lib/pprof_decode.py" "$2" "$1"
+}
