@@ -950,17 +950,6 @@ static cJSON *json_site(const struct report_site *site, bool frames)
 	return o;
 }
 
-static bool site_in(const struct report_site *const *v, size_t n,
-		    const struct report_site *site)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (v[i] == site)
-			return true;
-	return false;
-}
-
 /*
  * "sites": every site a text section would show (the top of each key, or
  * of --sort's), ordered by --sort's key (bytes by default); null without
@@ -969,10 +958,9 @@ static bool site_in(const struct report_site *const *v, size_t n,
 static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *opts)
 {
 	enum report_site_key order = opts->sort_key < 0 ? REPORT_SITE_BYTES : opts->sort_key;
-	const struct report_site **top, **all;
+	const struct report_site **all;
 	struct report_site_list list;
-	size_t i, n, nr = 0, nonzero;
-	unsigned int k;
+	size_t i, nr;
 	cJSON *a;
 
 	if (!report_sites__has_stacks(l->s.sites)) {
@@ -981,27 +969,19 @@ static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *
 	}
 	if (resolve_sites(&l->s, opts, REPORT_MATCH_FRAME, &list))
 		return -1;
-	top = malloc((list.nr ? list.nr : 1) * sizeof(*top));
 	all = malloc((list.nr ? list.nr : 1) * sizeof(*all));
-	if (!top || !all) {
-		free(top);
+	nr = all ? report_site_list__tops(&list, opts->top, opts->sort_key < 0 ?
+					  REPORT_SITE_KEYS : (enum report_site_key)opts->sort_key,
+					  all) : SIZE_MAX;
+	if (nr == SIZE_MAX) {
 		free(all);
 		report_site_list__exit(&list);
 		return error("out of memory");
-	}
-	for (k = 0; k < REPORT_SITE_KEYS; k++) {
-		if (opts->sort_key >= 0 && opts->sort_key != (int)k)
-			continue;
-		n = report_site_list__top(&list, k, opts->top, top, &nonzero);
-		for (i = 0; i < n; i++)
-			if (!site_in(all, nr, top[i]))
-				all[nr++] = top[i];
 	}
 	report_site_ptrs__sort(all, nr, order);
 	a = cJSON_AddArrayToObject(o, "sites");
 	for (i = 0; i < nr; i++)
 		cJSON_AddItemToArray(a, json_site(all[i], true));
-	free(top);
 	free(all);
 	report_site_list__exit(&list);
 	return 0;

@@ -613,6 +613,36 @@ size_t report_site_list__top(const struct report_site_list *l, enum report_site_
 	return n && n < k ? n : k;
 }
 
+static bool site_listed(const struct report_site **v, size_t n, const struct report_site *p)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == p)
+			return true;
+	return false;
+}
+
+size_t report_site_list__tops(const struct report_site_list *l, size_t n,
+			      enum report_site_key only, const struct report_site **out)
+{
+	const struct report_site **top = malloc((l->nr ? l->nr : 1) * sizeof(*top));
+	size_t i, j, k, nr = 0, nonzero;
+
+	if (!top)
+		return SIZE_MAX;
+	for (k = 0; k < REPORT_SITE_KEYS; k++) {
+		if (only < REPORT_SITE_KEYS && only != k)
+			continue;
+		j = report_site_list__top(l, k, n, top, &nonzero);
+		for (i = 0; i < j; i++)
+			if (!site_listed(out, nr, top[i]))
+				out[nr++] = top[i];
+	}
+	free(top);
+	return nr;
+}
+
 static const char *const key_names[REPORT_SITE_KEYS] = {
 	[REPORT_SITE_BYTES] = "bytes",
 	[REPORT_SITE_CALLS] = "calls",

@@ -139,6 +139,13 @@ void report_site_ptrs__sort(const struct report_site **v, size_t n,
 			    enum report_site_key key);
 size_t report_site_list__top(const struct report_site_list *l, enum report_site_key key,
 			     size_t n, const struct report_site **out, size_t *nonzero);
+/*
+ * The union of the tops of every key (or of only, when < REPORT_SITE_KEYS):
+ * each site once, in the order met, into out[] (room for l->nr); returns
+ * how many, SIZE_MAX when out of memory.
+ */
+size_t report_site_list__tops(const struct report_site_list *l, size_t n,
+			      enum report_site_key only, const struct report_site **out);
 /* "bytes", "calls", "peak", "leaked", "temporary" -> key; -1 when unknown */
 int report_site_key__parse(const char *name);
 const char *report_site_key__name(enum report_site_key key);
