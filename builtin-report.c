@@ -24,6 +24,7 @@
 #include "util/parse-options.h"
 #include "util/quote.h"
 #include "util/out-file.h"
+#include "util/report-html.h"
 #include "util/report-pprof.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
@@ -36,6 +37,7 @@
 #define TIMELINE_PROCESSES	8
 #define PROGRESS_EVERY		65536	/* records between looks at the clock */
 #define DEFAULT_TOP		10
+#define HTML_DEFAULT_TOP	100	/* sites of --html's table, per cost type */
 #define DEFAULT_STACK_DEPTH	5
 
 #define STDIN_NAME		"<stdin>"	/* the artifact "-" in messages */
@@ -390,10 +392,10 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		return -1;
 	if (report_summary__init(&l->s, &o->filter))
 		return error("out of memory");
-	if (o->timeline || o->gnuplot)
+	if (o->timeline || o->gnuplot || o->html)
 		l->s.timeline = report_timeline__new(TIMELINE_BINS);
 	l->s.sites = report_sites__new();
-	if ((o->timeline || o->gnuplot) && !l->s.timeline) {
+	if ((o->timeline || o->gnuplot || o->html) && !l->s.timeline) {
 		report_summary__exit(&l->s);
 		return error("out of memory");
 	}
@@ -1452,6 +1454,117 @@ static int cmd_pprof(const char *const *paths, struct report_opts *o)
 	return ret ? 1 : 0;
 }
 
+/* ---- --html ------------------------------------------------------------------ */
+
+/* what the page shows of one artifact */
+struct html_run {
+	struct loaded l;
+	struct report_site_list list;	/* the sites, --stack-depth deep */
+	const struct report_site **tops;
+};
+
+static void html_run__exit(struct html_run *r)
+{
+	free(r->tops);
+	report_site_list__exit(&r->list);
+	report_summary__exit(&r->l.s);
+}
+
+/* the sites of the tables and the tree's stacks; 0 or -1 after a message */
+static int html_run__init(struct html_run *r, const char *path, struct report_opts *o,
+			  enum report_site_match match, struct report_tree *tree,
+			  enum report_tree_side side, struct report_html_run *out)
+{
+	struct report_site_list whole;
+	size_t nr;
+
+	memset(out, 0, sizeof(*out));
+	out->path = path;
+	out->s = &r->l.s;
+	out->truncated = r->l.truncated;
+	out->depth = o->depth;
+	out->has_stacks = report_sites__has_stacks(r->l.s.sites);
+	if (!out->has_stacks)
+		return 0;
+	if (report_sites__resolve(r->l.s.sites, o->depth, match, &r->list) ||
+	    !(r->tops = malloc((r->list.nr + 1) * sizeof(*r->tops))))
+		return error("out of memory");
+	nr = report_site_list__tops(&r->list, o->top, REPORT_SITE_KEYS, r->tops);
+	if (nr == SIZE_MAX || report_sites__resolve(r->l.s.sites, 0, REPORT_MATCH_NAME, &whole))
+		return error("out of memory");
+	report_site_ptrs__sort(r->tops, nr, REPORT_SITE_BYTES);
+	out->sites = r->tops;
+	out->nr_sites = nr;
+	if (report_tree__add(tree, &whole, side)) {
+		report_site_list__exit(&whole);
+		return error("out of memory");
+	}
+	report_site_list__exit(&whole);
+	return 0;
+}
+
+static int write_html(struct report_html *h, struct report_tree *tree, const char *file)
+{
+	char *page = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&page, &len);
+	int err;
+
+	if (!f)
+		return error("out of memory");
+	h->version = MEMTRACK_VERSION;
+	h->tree = h->run[0].has_stacks && (!h->diff || h->run[1].has_stacks) ? tree : NULL;
+	err = report_html__write(f, h);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err)
+		err = error("cannot make the page: %s", strerror(-err));
+	else
+		err = write_output(file, "the page", page, len);
+	free(page);
+	return err;
+}
+
+/* --html, and --diff --html: paths[0] the artifact or the base, paths[1] the head */
+static int run_html(const char *const *paths, int n, struct report_opts *o)
+{
+	struct html_run runs[2] = { 0 };
+	struct report_html h = { .diff = n == 2 };
+	struct report_tree tree;
+	int i, loaded = 0, ret = 0;
+
+	if (report_tree__init(&tree))
+		return error("out of memory");
+	for (i = 0; !ret && i < n; i++) {
+		ret = load_summary(paths[i], o, &runs[i].l);
+		if (!ret) {
+			loaded++;
+			ret = html_run__init(&runs[i], paths[i], o, h.diff ? REPORT_MATCH_NAME :
+					     REPORT_MATCH_FRAME, &tree, h.diff && !i ? REPORT_TREE_BASE :
+					     REPORT_TREE_HEAD, &h.run[i]);
+		}
+	}
+	if (!ret)
+		ret = write_html(&h, &tree, o->html);
+	for (i = 0; i < loaded; i++) {
+		if (runs[i].l.truncated)
+			ret = -1;
+		html_run__exit(&runs[i]);
+	}
+	report_tree__exit(&tree);
+	return ret ? 1 : 0;
+}
+
+static int cmd_html(const char *const *paths, struct report_opts *o)
+{
+	return run_html(paths, 1, o);
+}
+
+static int cmd_html_diff(const char *const *paths, struct report_opts *o)
+{
+	return run_html(paths, 2, o);
+}
+
 /* ---- the command -------------------------------------------------------- */
 
 static int cmd_summary(const char *const *paths, struct report_opts *o)
@@ -1496,14 +1609,14 @@ static const char *const report_opt_names[RO_MAX] = {
 
 /* the options that pick a mode, alone or together */
 enum report_pick {
-	RP_DUMP, RP_DIFF, RP_FLAMEGRAPH, RP_PPROF, RP_MAX,
+	RP_DUMP, RP_DIFF, RP_FLAMEGRAPH, RP_PPROF, RP_HTML, RP_MAX,
 };
 
 #define RP(p)		(1u << RP_##p)
 
 static const char *const report_pick_names[RP_MAX] = {
 	[RP_DUMP] = "--dump", [RP_DIFF] = "--diff", [RP_FLAMEGRAPH] = "--flamegraph",
-	[RP_PPROF] = "--pprof",
+	[RP_PPROF] = "--pprof", [RP_HTML] = "--html",
 };
 
 struct report_mode {
@@ -1526,12 +1639,16 @@ static const struct report_mode report_modes[] = {
 	{ "--diff --flamegraph", RP(DIFF) | RP(FLAMEGRAPH), "prints every stack of two", 2,
 	  RO(COMM) | RO(TIME) | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph_diff },
 	{ "--pprof", RP(PPROF), "writes a pprof profile", 1, RO_FILTERS, cmd_pprof },
+	{ "--html", RP(HTML), "writes a page", 1, RO_FILTERS | RO(TOP) | RO(DEPTH), cmd_html },
+	{ "--diff --html", RP(DIFF) | RP(HTML), "writes the page of two", 2,
+	  RO(COMM) | RO(TIME) | RO(TOP) | RO(DEPTH), cmd_html_diff },
 };
 
 static unsigned int given_picks(const struct report_opts *o)
 {
 	return (o->dump ? RP(DUMP) : 0) | (o->diff ? RP(DIFF) : 0) |
-	       (o->flamegraph ? RP(FLAMEGRAPH) : 0) | (o->pprof ? RP(PPROF) : 0);
+	       (o->flamegraph ? RP(FLAMEGRAPH) : 0) | (o->pprof ? RP(PPROF) : 0) |
+	       (o->html ? RP(HTML) : 0);
 }
 
 /* the mode the options pick: 0, or -1 after an error when no mode has them all */
@@ -1641,7 +1758,7 @@ static int parse_count(const char *opt, const char *arg, unsigned int *v)
 /* --sort, --top, --stack-depth and --weight */
 static int parse_site_options(struct report_opts *o)
 {
-	o->top = DEFAULT_TOP;
+	o->top = o->html ? HTML_DEFAULT_TOP : DEFAULT_TOP;
 	/* a flame graph has whole stacks unless asked otherwise */
 	o->depth = o->flamegraph ? 0 : DEFAULT_STACK_DEPTH;
 	if (o->sort) {
@@ -1675,6 +1792,7 @@ int cmd_report(int argc, const char **argv)
 		"memtrack report --flamegraph [--weight=<key>] <artifact>",
 		"memtrack report --diff <base> <head>",
 		"memtrack report --pprof <file> <artifact>",
+		"memtrack report --html <file> [--diff <base>] <artifact>",
 		NULL
 	};
 	struct option options[] = {
@@ -1685,6 +1803,8 @@ int cmd_report(int argc, const char **argv)
 			    "print folded stacks for flame graphs"),
 		OPT_STRING(0, "pprof", &o.pprof, "file",
 			   "write a gzipped pprof profile of every stack ('-': stdout)"),
+		OPT_STRING(0, "html", &o.html, "file",
+			   "write a page: flame graph, timeline, tables ('-': stdout)"),
 		OPT_STRING(0, "weight", &o.weight, "key",
 			   "--flamegraph: weigh stacks by a --sort key (default: bytes)"),
 		OPT_STRING(0, "sort", &o.sort, "bytes|calls|peak|leaked|temporary",

@@ -150,3 +150,14 @@ pprof_decode() {
 	fi
 	/usr/bin/python3 "$TOP/tests/shell/lib/pprof_decode.py" "$2" "$1"
 }
+
+# browse <page.html> [--screenshot <png>] [<expression>...]: the page in Debian's
+# chromium, headless, driven by tests/html/browse.js through the DevTools protocol;
+# prints what it saw as JSON (results of the expressions, console, requests)
+browse() {
+	if [ ! -d "$TOP/tests/html/node_modules/ws" ]; then
+		echo "tests/html/node_modules is missing: run scripts/install-deps.sh" >&2
+		return 1
+	fi
+	node "$TOP/tests/html/browse.js" "$@"
+}
