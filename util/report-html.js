@@ -56,6 +56,15 @@
 		return (v > 0 ? "+" : "") + fmt(k, v);
 	}
 
+	// nanoseconds in the unit that suits the whole span
+	function duration(ns, span) {
+		if (span >= 1e9)
+			return (ns / 1e9).toFixed(span >= 1e10 ? 1 : 2) + " s";
+		if (span >= 1e6)
+			return (ns / 1e6).toFixed(span >= 1e7 ? 1 : 2) + " ms";
+		return (ns / 1e3).toFixed(span >= 1e4 ? 1 : 2) + " \u00b5s";
+	}
+
 	function percent(part, whole) {
 		return whole ? (100 * part / whole).toFixed(2) + "%" : "-";
 	}
@@ -353,7 +362,7 @@
 			g.appendChild(svg("line", { x1: L, x2: W - R, y1: y(vmax * i / 4), y2: y(vmax * i / 4), stroke: "#e3e7eb" }));
 			g.appendChild(svg("text", { x: L - 6, y: y(vmax * i / 4) + 4, "text-anchor": "end" }, bytes(vmax * i / 4)));
 			g.appendChild(svg("text", { x: x(tmax * i / 4), y: H - 10, "text-anchor": "middle" },
-				(tmax * i / 4 / 1e9).toFixed(3) + " s"));
+				duration(tmax * i / 4, tmax)));
 		}
 		const legend = svg("g", { class: "legend" });
 		series.forEach((s, n) => {

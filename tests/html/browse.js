@@ -7,8 +7,8 @@
 //   node tests/html/browse.js <page.html> [--screenshot <out.png>] [<expression>...]
 //
 // Each expression is evaluated in the page once it is ready (body
-// data-ready), in order (so one may click and the next look), its value
-// returned as JSON.  Printed, as one JSON object: "results" (the values),
+// data-ready) and its screenshot taken, in order (so one may click and
+// the next look), its value returned as JSON.  Printed, as one JSON object: "results" (the values),
 // "console" (console messages of level error or warning), "exceptions"
 // (uncaught), "log" (the browser's own errors: CSP, failed loads),
 // "requests" (every URL the page asked for, the page itself included).
@@ -137,14 +137,16 @@ async function browse(a, cdp, out) {
 	await waitFor(() => evaluate("document.readyState === 'complete' && " +
 		"(document.body && document.body.getAttribute('data-ready') === '1' || " +
 		"document.readyState === 'complete' && performance.now() > 5000)"), "the page");
-	for (const e of a.exprs)
-		out.results.push(await evaluate(e));
+	// the page as it opens, whole, before the expressions change it
 	if (a.screenshot) {
 		const h = await evaluate("document.documentElement.scrollHeight");
 		await send("Emulation.setDeviceMetricsOverride", { width: WIDTH, height: Math.min(h, 4000), deviceScaleFactor: 1, mobile: false });
 		const shot = await send("Page.captureScreenshot", { format: "png" });
 		fs.writeFileSync(a.screenshot, Buffer.from(shot.data, "base64"));
+		await send("Emulation.setDeviceMetricsOverride", { width: WIDTH, height: 900, deviceScaleFactor: 1, mobile: false });
 	}
+	for (const e of a.exprs)
+		out.results.push(await evaluate(e));
 }
 
 async function main() {
