@@ -4,14 +4,18 @@
 // Opens a page in Debian's chromium, headless, through the DevTools
 // protocol, and says what happened, for tests/shell/report_html*.sh:
 //
-//   node tests/html/browse.js <page.html> [--screenshot <out.png>] [<expression>...]
+//   node tests/html/browse.js <page.html> [--screenshot <out.png>] [--json <out.json>]
+//                             [<expression>...] [--page <page.html> ...]...
 //
+// Each --page starts another page, opened in a tab of the same browser
+// (one start of chromium for all).
 // Each expression is evaluated in the page once it is ready (body
 // data-ready) and its screenshot taken, in order (so one may click and
 // the next look), its value returned as JSON.  Printed, as one JSON object: "results" (the values),
 // "console" (console messages of level error or warning), "exceptions"
 // (uncaught), "log" (the browser's own errors: CSP, failed loads),
-// "requests" (every URL the page asked for, the page itself included).
+// "requests" (every URL the page asked for, the page itself included):
+// to the --json file of the page, or to standard output.
 // Exits 0 when the page was read, whatever it found; 1 when it could not.
 "use strict";
 
@@ -25,18 +29,23 @@ const TIMEOUT_MS = 90000;
 const WIDTH = 1280;
 
 function parseArgs(argv) {
-	const a = { page: null, screenshot: null, exprs: [] };
+	const pages = [];
+	let a = null;
 	for (let i = 0; i < argv.length; i++) {
-		if (argv[i] === "--screenshot")
+		if (!a || argv[i] === "--page") {
+			a = { page: argv[i] === "--page" ? argv[++i] : argv[i], screenshot: null, json: null, exprs: [] };
+			pages.push(a);
+		} else if (argv[i] === "--screenshot") {
 			a.screenshot = argv[++i];
-		else if (!a.page)
-			a.page = argv[i];
-		else
+		} else if (argv[i] === "--json") {
+			a.json = argv[++i];
+		} else {
 			a.exprs.push(argv[i]);
+		}
 	}
-	if (!a.page)
-		throw new Error("usage: browse.js <page.html> [--screenshot <out.png>] [<expression>...]");
-	return a;
+	if (!pages.length || pages.some((p) => !p.page))
+		throw new Error("usage: browse.js <page.html> [--screenshot <png>] [--json <file>] [<expression>...] [--page ...]");
+	return pages;
 }
 
 // chromium, and the DevTools address it prints on stderr
@@ -147,12 +156,12 @@ async function browse(a, cdp, out) {
 	}
 	for (const e of a.exprs)
 		out.results.push(await evaluate(e));
+	await cdp.send("Target.closeTarget", { targetId });
 }
 
 async function main() {
-	const a = parseArgs(process.argv.slice(2));
+	const pages = parseArgs(process.argv.slice(2));
 	const profile = fs.mkdtempSync(path.join(os.tmpdir(), "memtrack-chromium-"));
-	const out = { results: [], console: [], exceptions: [], log: [], requests: [] };
 	let chrome = null, cdp = null;
 	const timer = setTimeout(() => {
 		process.stderr.write("browse.js: timed out\n");
@@ -164,8 +173,15 @@ async function main() {
 		const l = await launch(profile);
 		chrome = l.chrome;
 		cdp = await connect(l.url);
-		await browse(a, cdp, out);
-		process.stdout.write(JSON.stringify(out, null, 1) + "\n");
+		for (const a of pages) {
+			const out = { results: [], console: [], exceptions: [], log: [], requests: [] };
+			await browse(a, cdp, out);
+			const text = JSON.stringify(out, null, 1) + "\n";
+			if (a.json)
+				fs.writeFileSync(a.json, text);
+			else
+				process.stdout.write(text);
+		}
 	} finally {
 		clearTimeout(timer);
 		if (cdp)

@@ -33,14 +33,62 @@ widths_ok() {
 		select((.[2] - 100 * .[1] / $w) | fabs > 0.0001)] | length' "$1"
 }
 
-test_flame_graph() {
-	local j=$tmp/b.json page=$tmp/r.html
-	expect_eq "--html exits 0" 0 "$(status "$MEMTRACK" report --html "$page" "$tmp/stacks.msgpack")"
+# pages: the arguments of browse.js, each page's expressions, its results to $tmp/<name>.json
+pages=()
+# page <name> <html> <expression>...
+page() {
+	local name=$1 html=$2
+	shift 2
+	pages+=(--page "$html" --json "$tmp/$name.json" "$@")
+}
+
+make_pages() {
+	expect_eq "--html exits 0" 0 "$(status "$MEMTRACK" report --html "$tmp/r.html" "$tmp/stacks.msgpack")"
 	expect_eq "nothing on stdout or stderr" "" "$(cat "$tmp/out" "$tmp/err")"
-	browse "$page" "$FRAMES" "$(cost calls)" "$(cost peak)" "$(cost leaked)" "$(cost temporary)" \
-		"document.querySelector('#flame .none') && document.querySelector('#flame .none').textContent" \
-		>"$j"
-	clean "$j" "stacks" "$page"
+	page b "$tmp/r.html" "$FRAMES" "$(cost calls)" "$(cost peak)" "$(cost leaked)" "$(cost temporary)" \
+		"document.querySelector('#flame .none') && document.querySelector('#flame .none').textContent"
+	page z "$tmp/r.html" \
+		"Array.from(document.querySelectorAll('#flame .frame')).find(f => f.textContent === 'main' && f.getAttribute('data-value') === '2114').click(), $FRAMES" \
+		"Array.from(document.querySelectorAll('#flame .frame.dim')).map(f => f.textContent).join(' ')" \
+		"document.getElementById('reset-zoom').click(), document.querySelectorAll('#flame .frame').length" \
+		"(() => { const s = document.getElementById('search'); s.value = 'make_'; s.dispatchEvent(new Event('input')); return [Array.from(document.querySelectorAll('#flame .frame.match')).map(f => f.textContent).sort().join(' '), document.getElementById('search-info').textContent]; })()" \
+		"(() => { const s = document.getElementById('search'); s.value = '(('; s.dispatchEvent(new Event('input')); return document.getElementById('search-info').textContent; })()"
+	write_samples test-report "$tmp"
+	"$MEMTRACK" report --html "$tmp/temporary.html" "$tmp/temporary.msgpack"
+	page t "$tmp/temporary.html" "$(cost temporary)" \
+		"Array.from(document.querySelectorAll('#sites tbody tr')).map(r => r.cells[5].textContent + ' ' + r.cells[6].textContent.split(' ')[0]).join('|')" \
+		"document.querySelectorAll('#sites th')[5].click(), document.querySelectorAll('#sites th')[5].click(), Array.from(document.querySelectorAll('#sites tbody tr')).map(r => r.cells[5].textContent).join(' ')"
+	"$MEMTRACK" report --html "$tmp/procs.html" "$tmp/tree.msgpack"
+	page p "$tmp/procs.html" \
+		"Array.from(document.querySelectorAll('#processes tbody tr')).map(r => r.cells[0].textContent + ' ' + r.cells[2].textContent + ' ' + r.cells[4].textContent).join('|')" \
+		"Array.from(document.querySelectorAll('#timeline .legend text')).map(t => t.textContent).join('|')" \
+		"document.querySelectorAll('#timeline polyline').length" \
+		"document.querySelector('#flame .none').textContent"
+	expect_eq "--diff --html exits 0" 0 \
+		"$(status "$MEMTRACK" report --diff --html "$tmp/d.html" "$tmp/stacks-base.msgpack" "$tmp/stacks.msgpack")"
+	page d "$tmp/d.html" \
+		"Array.from(document.querySelectorAll('#flame .frame')).map(f => f.textContent + ' ' + f.getAttribute('data-delta') + ' ' + (f.classList.contains('grew') ? 'grew' : f.classList.contains('shrank') ? 'shrank' : '=')).sort().join('|')" \
+		"document.querySelector('input[name=side][value=base]').click(), $FRAMES" \
+		"document.querySelector('#cards [data-key=bytes] .d').textContent"
+	for i in 12 13 10 2; do
+		"$MEMTRACK" report --html "$tmp/h$i.html" "$tmp/names/hostile-$i.msgpack"
+		page "h$i" "$tmp/h$i.html" "typeof window.pwned" \
+			"document.querySelectorAll('script').length + ' ' + document.querySelectorAll('img, [onerror], [onload]').length" \
+			"document.getElementById('title').textContent" \
+			"Array.from(document.querySelectorAll('#flame .frame')).map(f => f.textContent)" \
+			"document.title" \
+			"Array.from(document.querySelectorAll('#processes tbody tr')).map(r => r.cells[2].textContent)"
+	done
+	# one browser for them all
+	if ! browse "${pages[@]:1}"; then
+		fail "the browser read the pages" "browse.js failed"
+		finish
+	fi
+}
+
+test_flame_graph() {
+	local j=$tmp/b.json
+	clean "$j" "stacks" "$tmp/r.html"
 	expect_eq "bytes: the frames" \
 		"[no stack] 5|[unknown] 10|__libc_start_main 2114|all 2129|libweird.so+0x1234 1050|main 10|main 2114|make_buffer 864|make_list 200|parse;config 1050" \
 		"$(frames "$j" 0)"
@@ -63,15 +111,8 @@ test_flame_graph() {
 }
 
 test_zoom_and_search() {
-	local j=$tmp/z.json page=$tmp/r.html
-	browse "$page" \
-		"Array.from(document.querySelectorAll('#flame .frame')).find(f => f.textContent === 'main' && f.getAttribute('data-value') === '2114').click(), $FRAMES" \
-		"Array.from(document.querySelectorAll('#flame .frame.dim')).map(f => f.textContent).join(' ')" \
-		"document.getElementById('reset-zoom').click(), document.querySelectorAll('#flame .frame').length" \
-		"(() => { const s = document.getElementById('search'); s.value = 'make_'; s.dispatchEvent(new Event('input')); return [Array.from(document.querySelectorAll('#flame .frame.match')).map(f => f.textContent).sort().join(' '), document.getElementById('search-info').textContent]; })()" \
-		"(() => { const s = document.getElementById('search'); s.value = '(('; s.dispatchEvent(new Event('input')); return document.getElementById('search-info').textContent; })()" \
-		>"$j"
-	clean "$j" "zoom" "$page"
+	local j=$tmp/z.json
+	clean "$j" "zoom" "$tmp/r.html"
 	expect_eq "zoom on main: main and what it called" \
 		"libweird.so+0x1234 1050|main 2114|make_buffer 864|make_list 200|parse;config 1050" "$(frames "$j" 0)"
 	expect_eq "zoom: widths of main's" 0 "$(widths_ok "$j" 0 2114)"
@@ -84,25 +125,13 @@ test_zoom_and_search() {
 
 # the tables and the timeline: what the page shows besides the flame graph
 test_tables() {
-	local j=$tmp/t.json page=$tmp/tree.html
-	write_samples test-report "$tmp"
-	"$MEMTRACK" report --html "$page" "$tmp/temporary.msgpack"
-	browse "$page" "$(cost temporary)" \
-		"Array.from(document.querySelectorAll('#sites tbody tr')).map(r => r.cells[5].textContent + ' ' + r.cells[6].textContent.split(' ')[0]).join('|')" \
-		"document.querySelectorAll('#sites th')[5].click(), document.querySelectorAll('#sites th')[5].click(), Array.from(document.querySelectorAll('#sites tbody tr')).map(r => r.cells[5].textContent).join(' ')" \
-		>"$j"
-	clean "$j" "temporary" "$page"
+	local j=$tmp/t.json
+	clean "$j" "temporary" "$tmp/temporary.html"
 	expect_eq "temporary: the frames" "__libc_start_main 3|all 3|main 3|make_buffer 1|make_list 2" "$(frames "$j" 0)"
 	expect_eq "sites: by bytes, with their temporary" "2 make_list|1 make_buffer" "$(jq -r '.results[1]' "$j")"
 	expect_eq "sites: sorted by a click on a column" "1 2" "$(jq -r '.results[2]' "$j")"
-	page=$tmp/procs.html
-	"$MEMTRACK" report --html "$page" "$tmp/tree.msgpack"
-	browse "$page" \
-		"Array.from(document.querySelectorAll('#processes tbody tr')).map(r => r.cells[0].textContent + ' ' + r.cells[2].textContent + ' ' + r.cells[4].textContent).join('|')" \
-		"Array.from(document.querySelectorAll('#timeline .legend text')).map(t => t.textContent).join('|')" \
-		"document.querySelectorAll('#timeline polyline').length" \
-		"document.querySelector('#flame .none').textContent" >"$j"
-	clean "$j" "processes" "$page"
+	j=$tmp/p.json
+	clean "$j" "processes" "$tmp/procs.html"
 	expect_eq "processes: pid, comm, exit as --json has them" \
 		"$("$MEMTRACK" report --json "$tmp/tree.msgpack" | jq -r '[.processes[] | "\(.pid) \(.comm) \(if .exit_code == null then "-" elif (.exit_code % 128) > 0 then "signal \(.exit_code % 128)" else "exit \(.exit_code / 256 | floor)" end)"] | sort | join("|")')" \
 		"$(jq -r '.results[0] | split("|") | sort | join("|")' "$j")"
@@ -114,15 +143,8 @@ test_tables() {
 
 # --diff --html: head's widths, coloured by the change; base's widths on demand
 test_diff() {
-	local j=$tmp/d.json page=$tmp/d.html
-	expect_eq "--diff --html exits 0" 0 \
-		"$(status "$MEMTRACK" report --diff --html "$page" "$tmp/stacks-base.msgpack" "$tmp/stacks.msgpack")"
-	browse "$page" \
-		"Array.from(document.querySelectorAll('#flame .frame')).map(f => f.textContent + ' ' + f.getAttribute('data-delta') + ' ' + (f.classList.contains('grew') ? 'grew' : f.classList.contains('shrank') ? 'shrank' : '=')).sort().join('|')" \
-		"document.querySelector('input[name=side][value=base]').click(), $FRAMES" \
-		"document.querySelector('#cards [data-key=bytes] .d').textContent" \
-		>"$j"
-	clean "$j" "diff" "$page"
+	local j=$tmp/d.json
+	clean "$j" "diff" "$tmp/d.html"
 	expect_eq "diff: head's frames, by their change" \
 		"[no stack] 5 grew|[unknown] 10 grew|__libc_start_main 1064 grew|all 779 grew|libweird.so+0x1234 1050 grew|main -290 shrank|main 1064 grew|make_buffer -136 shrank|make_list 150 grew|parse;config 1050 grew" \
 		"$(jq -r '.results[0]' "$j")"
@@ -135,18 +157,10 @@ test_diff() {
 
 # names that are markup or script: shown as text, never run
 test_hostile_names() {
-	local i j page name
+	local i j name
 	for i in 12 13 10 2; do
 		j=$tmp/h$i.json
-		page=$tmp/h$i.html
-		"$MEMTRACK" report --html "$page" "$tmp/names/hostile-$i.msgpack"
-		browse "$page" "typeof window.pwned" \
-			"document.querySelectorAll('script').length + ' ' + document.querySelectorAll('img, [onerror], [onload]').length" \
-			"document.getElementById('title').textContent" \
-			"Array.from(document.querySelectorAll('#flame .frame')).map(f => f.textContent)" \
-			"document.title" \
-			"Array.from(document.querySelectorAll('#processes tbody tr')).map(r => r.cells[2].textContent)" >"$j"
-		clean "$j" "hostile-$i" "$page"
+		clean "$j" "hostile-$i" "$tmp/h$i.html"
 		expect_eq "hostile-$i: no script of the artifact ran" undefined "$(jq -r '.results[0]' "$j")"
 		expect_eq "hostile-$i: no element of the artifact" "2 0" "$(jq -r '.results[1]' "$j")"
 	done
@@ -188,6 +202,7 @@ test_errors() {
 	expect_eq "nothing written by usage errors" no "$([ -e "$tmp/x" ] && echo yes || echo no)"
 }
 
+make_pages
 test_flame_graph
 test_zoom_and_search
 test_tables
