@@ -218,7 +218,7 @@ deps:
 
 # bench: installs what it compares against (heaptrack, bcc) if missing, then
 # bench/run.sh; see bench/README.md
-BENCH_BINS := $(addprefix $(OUTPUT)/bench/,encoder-bench synth-artifact timeit floor)
+BENCH_BINS := $(addprefix $(OUTPUT)/bench/,encoder-bench synth-artifact timeit floor uprobe-links)
 
 $(OUTPUT)/bench/encoder-bench $(OUTPUT)/bench/synth-artifact: $(OUTPUT)/bench/%: bench/%.c $(UTIL_OBJS)
 	$(call msg,LINK,$@)
@@ -243,6 +243,11 @@ FLOOR_OBJS := $(addprefix $(OUTPUT)/util/,elf-syms.o util.o uprobe-multi.o)
 $(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h $(FLOOR_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FLOOR_OBJS) -lbpf -lelf
+
+$(OUTPUT)/bench/uprobe-links: bench/uprobe-links.c
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< -lbpf
 
 bench: deps
 	$(Q)bench/install-deps.sh

@@ -475,6 +475,12 @@ static void print_header(const struct report_summary *s, const char *path)
 			printf(", %" PRIu64 " events and %" PRIu64 " call stacks dropped",
 			       m->drops_events, m->drops_total - m->drops_events);
 		putchar('\n');
+		if (m->running)
+			printf("# the run stopped with %u processes of the tree still running: "
+			       "what they did after it is not here\n", m->running);
+		if (m->blind)
+			printf("# %u static stripped processes: their allocations are not here\n",
+			       m->blind);
 		if (m->attached)
 			printf("# attached to running processes: allocations made before "
 			       "attaching are unknown; frees of their blocks are counted "
@@ -879,6 +885,8 @@ static cJSON *json_meta(const struct report_summary *s)
 	if (m->has & AR_HAS(AK_EXIT_CODE))
 		json_i64(o, "exit_code", m->exit_code);
 	cJSON_AddBoolToObject(o, "attached", m->attached);
+	json_u64(o, "running", m->running);
+	json_u64(o, "blind", m->blind);
 	return o;
 }
 

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/bpf.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,6 +35,7 @@
 #include "util/proc-table.h"
 #include "util/proc-tree.h"
 #include "util/resolver.h"
+#include "util/quote.h"
 #include "util/shim-host.h"
 #include "util/stack-ids.h"
 #include "util/spawn.h"
@@ -79,6 +81,7 @@ static struct track_opts {
 	const char *backend;
 	uint64_t heap_ring_size;
 	bool tolerate_drops;
+	bool stop_with_root;
 	bool quiet;
 	bool check_bpf;
 } opts = {
@@ -108,6 +111,8 @@ struct track_session {
 	uint64_t heap_size;		/* the most the live rings ever had: the last ring_open row */
 	unsigned int refused;		/* processes --backend preload could not take */
 	unsigned int corrupt;		/* processes whose ring broke the rules */
+	unsigned int blind;		/* static stripped processes: allocations unseen */
+	unsigned int untraceable;	/* secure execs under sudo, not tracked */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
 	struct pstats *stats;
 	struct encoder *enc;
@@ -133,7 +138,9 @@ struct track_session {
 	int status;			/* the root's wait status */
 	uint64_t start_ns, end_ns;
 	uint64_t event_drops, stack_drops;
+	uint64_t probe_runs[MT_PROBE_MAX];
 	uint64_t event_lost;		/* in rings dropped as corrupt */
+	unsigned int running;		/* tracked processes alive when memtrack stopped */
 	pthread_t sampler;
 	atomic_bool sampling;
 };
@@ -397,10 +404,29 @@ static void use_bpf(struct track_session *s, pid_t pid, const char *why)
 }
 
 /* at exec: the new image takes the shim (it says hello when it starts), or BPF */
+/*
+ * Under sudo, the artifact is the invoking user's: a secure exec (a
+ * setuid program) is a process that user may not look into, as -p
+ * refuses one, so its tracking ends there.
+ */
+static bool secure_under_sudo(struct track_session *s, pid_t pid)
+{
+	if (!s->run_as.set || !backend__secure_exec(pid))
+		return false;
+	warning("pid %d (%s) is a setuid, setgid or capable program, which uid %u may not "
+		"trace: it is not tracked from its exec on", pid, comm_of(s, pid),
+		(unsigned int)s->run_as.uid);
+	bpf_track__untrack(s->bpf, pid);
+	s->untraceable++;
+	return true;
+}
+
 static void choose_backend(struct track_session *s, pid_t pid)
 {
 	const char *why;
 
+	if (secure_under_sudo(s, pid))
+		return;
 	if (s->backend == BACKEND_BPF || s->attach) {
 		set_mode(s, pid, MT_MODE_BPF);
 		return;
@@ -428,6 +454,23 @@ static void check_pending(struct track_session *s, pid_t pid, const struct code_
 }
 
 /*
+ * A static executable whose allocator functions have no symbols (stripped)
+ * cannot be probed: its allocations go unseen, which is said, not hidden.
+ */
+static void check_blind(struct track_session *s, pid_t pid, const struct code_scan *scan)
+{
+	struct process *p;
+
+	if (scan->allocator || scan->foreign || !backend__static_exe(pid))
+		return;
+	p = proc_table__get(&s->procs, pid);
+	warning("pid %d (%s, %s) is a static executable without allocator symbols "
+		"(stripped): its allocations are not seen", pid, comm_of(s, pid),
+		p && p->exe[0] ? p->exe : "?");
+	s->blind++;
+}
+
+/*
  * A tracked process exec'd or mapped code not seen before: choose its
  * backend, probe what needs it, note its mappings for the resolver (it may
  * be gone when its stacks are), resume it.
@@ -439,8 +482,15 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	stop_mirror__held(s->mirror, e->pid);
 	if (e->exit_code == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
+	if (!bpf_track__mode(s->bpf, e->pid)) {
+		bpf_track__resume_attached(s->bpf, e->pid);	/* no longer ours */
+		stop_mirror__resumed(s->mirror, e->pid, now_ns());
+		return;
+	}
 	probe_process(s, e->pid, &scan);
 	check_pending(s, e->pid, &scan);
+	if (e->exit_code == MT_NEW_CODE_EXEC)
+		check_blind(s, e->pid, &scan);
 	if (s->sym && e->exit_code == MT_NEW_CODE_EXEC)
 		symbolizer__exec(s->sym, e->pid);
 	else if (s->sym && e->exit_code == MT_NEW_CODE_MMAP)
@@ -841,6 +891,22 @@ static void start_pipeline(struct track_session *s)
 	start_backlog_sampler(s);
 }
 
+#define FOLLOW_POLL_NS	(20 * NSEC_PER_MSEC)
+
+/*
+ * The root is gone: the rest of the tree (orphans, daemons) is followed
+ * until its last process exits, as strace -f does, unless asked not to or
+ * interrupted; what still runs then is said, in the summary and in Meta.
+ */
+static void follow_the_rest(struct track_session *s)
+{
+	struct timespec ts = { .tv_nsec = FOLLOW_POLL_NS };
+
+	while (!opts.stop_with_root && !interrupted && bpf_track__tracked(s->bpf))
+		nanosleep(&ts, NULL);
+	s->running = bpf_track__tracked(s->bpf);
+}
+
 static void run_child(struct track_session *s)
 {
 	pid_t pid = s->child.pid;
@@ -866,6 +932,7 @@ static void run_child(struct track_session *s)
 			die_errno("waitpid");
 	}
 	forward_to = -1;	/* reaped: its pid may be anyone's now */
+	follow_the_rest(s);
 	s->end_ns = now_ns();
 }
 
@@ -991,6 +1058,7 @@ static void run_attached(struct track_session *s)
 		fprintf(stderr, "memtrack: tracking pid %s and its descendants; "
 			"Ctrl-C to stop\n", opts.attach_pids);
 	wait_for_attached(s);
+	follow_the_rest(s);
 	s->end_ns = now_ns();
 }
 
@@ -1009,6 +1077,10 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	/* allocations made before attaching are unknown to this artifact */
 	if (s->attach)
 		artifact_record__set_attached(&run, true);
+	if (s->running)
+		artifact_record__set_running(&run, s->running);
+	if (s->blind)
+		artifact_record__set_blind(&run, s->blind);
 	artifact__pack_meta(pk, &run);
 }
 
@@ -1074,6 +1146,8 @@ static int finish_pipeline(struct track_session *s)
 	pressure__release_all(bpf_track__pressure_fd(s->bpf));
 	s->event_drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
 	s->stack_drops = bpf_track__drops(s->bpf, MT_RING_STACKS);
+	s->probe_runs[MT_PROBE_ENTRY] = bpf_track__probe_runs(s->bpf, MT_PROBE_ENTRY);
+	s->probe_runs[MT_PROBE_RETURN] = bpf_track__probe_runs(s->bpf, MT_PROBE_RETURN);
 
 	ret = encoder__drain(s->enc);
 	stop_backlog_sampler(s);
@@ -1108,6 +1182,16 @@ static void print_unwind_stats(struct track_session *s)
 		st.raw ? (double)st.frames / st.raw : 0.0, st.stacks);
 }
 
+/* -v: what the tracked tree paid in the BPF path (nothing outside it does) */
+static void print_probe_runs(struct track_session *s)
+{
+	if (verbose < 1)
+		return;
+	fprintf(stderr, "memtrack track: the allocator probes ran %" PRIu64 " times at entry, "
+		"%" PRIu64 " at return\n", s->probe_runs[MT_PROBE_ENTRY],
+		s->probe_runs[MT_PROBE_RETURN]);
+}
+
 /* processes traced through the preload shim (or that would have been, had they allocated) */
 static size_t preload_processes(const struct proc_table *pt)
 {
@@ -1121,22 +1205,33 @@ static size_t preload_processes(const struct proc_table *pt)
 static void print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
-	char size[32], stacks[64] = "";
+	char size[32], stacks[64] = "", running[64] = "", blind[64] = "", path[PATH_MAX];
 
+	print_unwind_stats(s);
+	print_probe_runs(s);
 	if (opts.quiet)
 		return;
-	print_unwind_stats(s);
+	quote_term_escape(path, sizeof(path), s->artifact_path);
 	if (s->resolver)
 		snprintf(stacks, sizeof(stacks), ", %lu stacks of %lu frames",
 			 resolver__stacks(s->resolver), resolver__frames(s->resolver));
+	if (s->running)
+		snprintf(running, sizeof(running), ", %u STILL RUNNING, NOT FOLLOWED", s->running);
+	if (s->blind)
+		snprintf(blind, sizeof(blind), ", %u PROCESSES NOT SEEN (static, stripped)",
+			 s->blind);
+	else if (s->untraceable)
+		snprintf(blind, sizeof(blind), ", %u SETUID PROCESSES NOT TRACKED (sudo)",
+			 s->untraceable);
 	fprintf(stderr, "[ memtrack track: %lu events, %lu processes (%zu preload)%s, '%s' (%s), "
-		"%lu drops, %lu pressure episodes%s%s ]\n",
+		"%lu drops, %lu pressure episodes%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, preload_processes(&s->procs), stacks,
-		s->artifact_path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
+		path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
 		s->event_drops + s->stack_drops + s->event_lost,
 		s->events.episodes + s->stacks.episodes + s->waits.episodes,
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "",
-		s->corrupt ? ", CORRUPT RINGS (see above)" : "");
+		s->corrupt ? ", CORRUPT RINGS (see above)" : "",
+		running, blind);
 }
 
 static int exit_status(const struct track_session *s, int err)
@@ -1318,6 +1413,8 @@ int cmd_track(int argc, const char **argv)
 			   "auto (default: preload shim, else BPF), preload or bpf"),
 		OPT_BOOLEAN(0, "tolerate-drops", &opts.tolerate_drops,
 			    "exit with the command's status even if events were dropped"),
+		OPT_BOOLEAN(0, "stop-with-root", &opts.stop_with_root,
+			    "stop when the root exits, not when the whole tree has"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose (libbpf's log with -vv)"),
 		OPT_BOOLEAN(0, "check-bpf", &opts.check_bpf,

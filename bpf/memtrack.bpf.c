@@ -175,6 +175,13 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_PROBE_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_runs SEC(".maps");
+
 /* an allocator call in progress on a thread: the outermost one's arguments */
 struct call_state {
 	__u64 args[3];
@@ -230,6 +237,14 @@ static __always_inline __u8 mode_of(__u32 tgid)
 static __always_inline void count_drop(__u32 ring)
 {
 	__u64 *n = bpf_map_lookup_elem(&drops, &ring);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void count_run(__u32 probe)
+{
+	__u64 *n = bpf_map_lookup_elem(&probe_runs, &probe);
 
 	if (n)
 		(*n)++;
@@ -350,6 +365,20 @@ static long vma_file_id(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/*
+ * The process whose memory an event is about: a vfork child (until it
+ * execs or exits) runs in its parent's, and what it allocates there its
+ * parent frees (a shell's vfork child does), as the shim counts it too.
+ */
+static __always_inline __u32 owner_tgid(__u64 id)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+
+	if (kernel_ptr(task, koff.task_vfork_done))
+		return kernel_u32(kernel_ptr(task, koff.task_real_parent), koff.task_tgid);
+	return id >> 32;
+}
+
 static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 					     __u64 old_addr, __u64 stack)
 {
@@ -364,7 +393,7 @@ static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 		return;
 	}
 	e->kind = kind;
-	e->pid = id >> 32;
+	e->pid = owner_tgid(id);
 	e->tid = (__u32)id;
 	e->flags = stack && call_graph == MT_CALL_GRAPH_DWARF ? MT_EVENT_STACK_SEQ : 0;
 	e->ts = bpf_ktime_get_ns();
@@ -591,8 +620,10 @@ int BPF_KPROBE(alloc_enter)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct call_state *st, new = {};
-	int shape = probe_shape(ctx, id >> 32);
+	int shape;
 
+	count_run(MT_PROBE_ENTRY);
+	shape = probe_shape(ctx, id >> 32);
 	if (shape < 0)
 		return 0;
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
@@ -681,6 +712,7 @@ int BPF_KRETPROBE(alloc_exit)
 {
 	struct call_state *st, call;
 
+	count_run(MT_PROBE_RETURN);
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
 	if (!st || !st->depth)
 		return 0;

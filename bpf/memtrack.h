@@ -184,6 +184,8 @@ struct mt_kernel_offsets {
 	__u32 sb_dev;			/* dev_t */
 	__u32 vma_file;			/* struct file * */
 	__u32 task_mm;			/* struct mm_struct * */
+	__u32 task_vfork_done;		/* struct completion *, set in a vfork child */
+	__u32 task_real_parent;		/* struct task_struct * */
 	__u32 mm_start_stack;		/* unsigned long */
 };
 
@@ -192,6 +194,13 @@ enum mt_ring_id {
 	MT_RING_EVENTS,
 	MT_RING_STACKS,
 	MT_RING_MAX,
+};
+
+/* the allocator probes' runs, counted per CPU: what the tracked tree paid */
+enum mt_probe_id {
+	MT_PROBE_ENTRY,
+	MT_PROBE_RETURN,
+	MT_PROBE_MAX,
 };
 
 #endif

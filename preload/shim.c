@@ -471,8 +471,9 @@ static void kick_poller(void)
 }
 
 /*
- * The ring cannot take [.., end): wait until the poller has freed enough.
- * False when memtrack is gone: the process runs on untracked.
+ * The ring cannot take [.., end): wait until the poller has freed half of
+ * it (a wake-up per half ring, not per stride it frees).  False when
+ * memtrack is gone: the process runs on untracked.
  */
 static bool wait_for_room(struct shim_thread *t, uint64_t end)
 {
@@ -487,7 +488,8 @@ static bool wait_for_room(struct shim_thread *t, uint64_t end)
 
 		__atomic_store_n(&h->waiting, 1, __ATOMIC_SEQ_CST);
 		t->cons_seen = __atomic_load_n(&h->cons, __ATOMIC_SEQ_CST);
-		if (end - t->cons_seen <= t->size)
+		/* until half the ring is free: the poller wakes us no sooner */
+		if (end - t->cons_seen <= t->size / 2)
 			break;
 		kick_poller();
 		if (futex(&h->cons_gen, FUTEX_WAIT, gen, &slice) && errno == ETIMEDOUT &&

@@ -127,6 +127,8 @@ enum artifact_type {
 	X(EXIT_CODE,	exit_code,	I32,	AR_IN(META) | AR_IN(PROCESS))	\
 	X(BACKEND,	backend,	STR,	AR_IN(PROCESS))			\
 	X(ATTACHED,	attached,	BOOL,	AR_IN(META))			\
+	X(RUNNING,	running,	U32,	AR_IN(META))			\
+	X(BLIND,	blind,		U32,	AR_IN(META))			\
 	X(ID,		id,		U64,	AR_IN(FRAME) | AR_IN(STACK))	\
 	X(IP,		ip,		U64,	AR_IN(FRAME))			\
 	X(MODULE,	module,		STR,	AR_IN(FRAME))			\

@@ -36,6 +36,7 @@ struct artifact {
 	bool memtrack;		/* it starts with memtrack's header */
 	bool seen_meta;
 	int first_byte;		/* of the file, -1 when empty */
+	struct mp_cursor cur;	/* the bytes of z.out not decoded yet */
 	struct record_decoder dec;
 	struct artifact_record rec;
 	uint64_t records, skipped;
@@ -155,20 +156,24 @@ static int took_record(struct artifact *a)
 	return 1;
 }
 
+/*
+ * The cursor over the decompressed bytes stays in a->cur from one call to
+ * the next; z->out_pos is brought up to it only when the zstd reader needs
+ * it (a load of out_pos and out_len together right after a store of
+ * out_pos stalled every record).
+ */
 int artifact__next(struct artifact *a, const struct artifact_record **recp)
 {
 	struct zstd_reader *z = &a->z;
-	struct mp_cursor c;
+	const unsigned char *at;
 	int ret;
 
 	if (a->error)
 		return a->error;
 	for (;;) {
-		c.p = z->out + z->out_pos;
-		c.end = z->out + z->out_len;
-		ret = c.p < c.end ? record_decoder__read(&a->dec, &c, &a->rec) : MP_MORE;
+		at = a->cur.p;
+		ret = at < a->cur.end ? record_decoder__read(&a->dec, &a->cur, &a->rec) : MP_MORE;
 		if (ret == 0 || ret == RECORD_SKIPPED) {
-			z->out_pos = c.p - z->out;
 			a->records++;
 			if (ret == 0) {
 				*recp = &a->rec;
@@ -177,6 +182,8 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 			a->skipped++;
 			continue;
 		}
+		/* the record at "at" is decoded again once more bytes are in */
+		z->out_pos = at ? at - z->out : 0;
 		if (ret == MP_BAD && !a->memtrack && !z->out_base && !z->out_pos)
 			return fail_not_artifact(a, "its content is not msgpack records");
 		if (ret == MP_BAD)
@@ -191,6 +198,8 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 				return fail_truncated(a);
 			return at_end(a);
 		}
+		a->cur.p = z->out + z->out_pos;
+		a->cur.end = z->out + z->out_len;
 	}
 }
 

@@ -129,7 +129,7 @@ static bool environ_has_shim(pid_t pid, const struct shim_env *env)
 	return preload && name;
 }
 
-static bool secure_exec(pid_t pid)
+bool backend__secure_exec(pid_t pid)
 {
 	size_t len, i;
 	Elf64_auxv_t *auxv = (Elf64_auxv_t *)read_proc(pid, "auxv", &len);
@@ -172,13 +172,48 @@ static bool needs_sanitizer_first(Elf *elf)
 	return false;
 }
 
+/* an executable without PT_INTERP: no dynamic linker, no library */
+static bool has_interp(Elf *elf)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
+bool backend__static_exe(pid_t pid)
+{
+	char path[64];
+	bool is_static = false;
+	Elf *elf;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		is_static = !has_interp(elf);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return is_static;
+}
+
 static const char *image_refusal(pid_t pid)
 {
 	char path[64];
 	const char *why = NULL;
 	GElf_Ehdr eh;
-	size_t n, i;
-	bool interp = false;
 	Elf *elf;
 	int fd;
 
@@ -194,17 +229,11 @@ static const char *image_refusal(pid_t pid)
 #elif defined(__aarch64__)
 	    eh.e_machine != EM_AARCH64 ||
 #endif
-	    elf_getphdrnum(elf, &n)) {
+	    0) {
 		why = "not an ELF executable of this machine";
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
-			interp = true;
-	}
-	if (!interp)
+	if (!has_interp(elf))
 		why = "a static executable";
 	else if (needs_sanitizer_first(elf))
 		why = "linked with a sanitizer runtime that refuses preloads";
@@ -231,7 +260,7 @@ const char *backend__refusal(pid_t pid, const struct shim_env *env)
 
 	if (!why && !environ_has_shim(pid, env))
 		why = "its environment does not carry the preload shim";
-	if (!why && secure_exec(pid))
+	if (!why && backend__secure_exec(pid))
 		why = "a secure exec (setuid, setgid or file capabilities)";
 	if (!why && !shim_visible(pid, env))
 		why = "the preload shim is not in its root";

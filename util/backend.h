@@ -38,5 +38,9 @@ int backend__find_shim(struct shim_env *env, const char *libdir);
  * there in its root.
  */
 const char *backend__refusal(pid_t pid, const struct shim_env *env);
+/* pid's image was a secure exec (AT_SECURE: setuid, setgid, file capabilities) */
+bool backend__secure_exec(pid_t pid);
+/* pid's executable is static (no PT_INTERP) */
+bool backend__static_exe(pid_t pid);
 
 #endif

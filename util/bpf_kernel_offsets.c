@@ -6,12 +6,19 @@
  * at every start); one pass finds all the structures at once.
  */
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bpf_kernel_offsets.h"
 #include "usage.h"
 #include "util.h"
+
+#define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
 
 struct kernel_field {
 	const char *type;
@@ -36,6 +43,8 @@ static const struct kernel_field fields[] = {
 	FIELD("super_block", "s_dev", 4, sb_dev),
 	FIELD("vm_area_struct", "vm_file", 8, vma_file),
 	FIELD("task_struct", "mm", 8, task_mm),
+	FIELD("task_struct", "vfork_done", 8, task_vfork_done),
+	FIELD("task_struct", "real_parent", 8, task_real_parent),
 	FIELD("mm_struct", "start_stack", 8, mm_start_stack),
 };
 
@@ -178,14 +187,42 @@ int kernel_offsets__resolve(const struct btf *btf, struct mt_kernel_offsets *ko)
 	return 0;
 }
 
+/*
+ * sysfs hands the BTF out a page per read(): 1350 system calls, 40 to 250 ms
+ * at every start on a busy machine.  Kernels from 6.16 map it instead.
+ */
+static struct btf *map_vmlinux_btf(void)
+{
+	struct btf *btf = NULL;
+	struct stat st;
+	void *data;
+	int fd;
+
+	fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		data = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (data != MAP_FAILED) {
+			btf = btf__new(data, st.st_size);
+			munmap(data, st.st_size);
+		}
+	}
+	close(fd);
+	return libbpf_get_error(btf) ? NULL : btf;
+}
+
 int kernel_offsets__read(struct mt_kernel_offsets *ko)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	struct btf *btf = map_vmlinux_btf();
 	int err;
+
+	if (!btf)
+		btf = btf__load_vmlinux_btf();
 
 	if (!btf) {
 		err = -errno;
-		error("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s",
+		error("cannot read the kernel's BTF (" VMLINUX_BTF "): %s",
 		      strerror(-err));
 		return err;
 	}

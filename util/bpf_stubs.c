@@ -58,6 +58,17 @@ int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 	return -EOPNOTSUPP;
 }
 
+void bpf_track__untrack(struct bpf_track *t, pid_t pid)
+{
+	(void)t, (void)pid;
+}
+
+unsigned int bpf_track__tracked(struct bpf_track *t)
+{
+	(void)t;
+	return 0;
+}
+
 int bpf_track__mode(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;
@@ -97,6 +108,12 @@ const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 {
 	(void)t, (void)ring;
+	return 0;
+}
+
+uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe)
+{
+	(void)t, (void)probe;
 	return 0;
 }
 

@@ -374,6 +374,29 @@ int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 	return 0;
 }
 
+void bpf_track__untrack(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_track__unlink_process(t, pid);
+	bpf_map__delete_elem(t->skel->maps.tracked, &key, sizeof(key), 0);
+}
+
+unsigned int bpf_track__tracked(struct bpf_track *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tracked);
+	__u32 key, next;
+	unsigned int n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
 int bpf_track__mode(struct bpf_track *t, pid_t pid)
 {
 	__u32 key = pid;
@@ -432,10 +455,10 @@ const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
 	return (const volatile uint64_t *)&t->skel->bss->pressure_stops;
 }
 
-uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
+/* a per-CPU counter's sum over the CPUs */
+static uint64_t percpu_sum(const struct bpf_map *map, __u32 key)
 {
 	int ncpus = libbpf_num_possible_cpus(), i;
-	__u32 key = ring;
 	uint64_t sum = 0;
 	__u64 *vals;
 
@@ -444,11 +467,21 @@ uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 	vals = calloc(ncpus, sizeof(*vals));
 	if (!vals)
 		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.drops), &key, vals))
+	if (!bpf_map_lookup_elem(bpf_map__fd(map), &key, vals))
 		for (i = 0; i < ncpus; i++)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
+{
+	return percpu_sum(t->skel->maps.drops, ring);
+}
+
+uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe)
+{
+	return percpu_sum(t->skel->maps.probe_runs, probe);
 }
 
 void bpf_track__stop_tracing(struct bpf_track *t)

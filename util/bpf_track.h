@@ -55,6 +55,10 @@ int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
 unsigned int bpf_track__probe_failures(struct bpf_track *t);
 /* tracks pid (mode != 0) as mode says */
 int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode);
+/* pid and what it forks from now on are not tracked */
+void bpf_track__untrack(struct bpf_track *t, pid_t pid);
+/* how many processes are tracked (BPF forgets each at its exit) */
+unsigned int bpf_track__tracked(struct bpf_track *t);
 /* pid's mode, 0 when not tracked */
 int bpf_track__mode(struct bpf_track *t, pid_t pid);
 /* dwarf: stack copies of thread tid need go no higher than end */
@@ -66,6 +70,8 @@ int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring);
+/* how many times the allocator probes ran, in any process (the tracked ones only) */
+uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe);
 /* ends the run: the probes produce nothing more, though still attached */
 void bpf_track__stop_tracing(struct bpf_track *t);
 /*

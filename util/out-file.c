@@ -255,39 +255,70 @@ int out_file__create(const struct run_as *as, int dirfd, const char *name,
 	return run_as__call(as, create_file, &a, why, OUT_WHY_MAX);
 }
 
+/* the directory part of path into dir, *name the rest; 0 or -ENAMETOOLONG */
+static int split_path(const char *path, char *dir, size_t size, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+
+	*name = slash ? slash + 1 : path;
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (slash == path)
+		snprintf(dir, size, "/");
+	else if ((size_t)(slash - path) < size)
+		snprintf(dir, size, "%.*s", (int)(slash - path), path);
+	else
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int out_dir__open_parent(const struct run_as *as, const char *path, const char **name,
 			char why[OUT_WHY_MAX])
 {
-	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
 
-	*name = slash ? slash + 1 : path;
-	if (!slash) {
-		snprintf(dir, sizeof(dir), ".");
-	} else if (slash == path) {
-		snprintf(dir, sizeof(dir), "/");
-	} else if ((size_t)(slash - path) < sizeof(dir)) {
-		memcpy(dir, path, slash - path);
-		dir[slash - path] = 0;
-	} else {
+	if (split_path(path, dir, sizeof(dir), name)) {
 		snprintf(why, OUT_WHY_MAX, "%s", strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}
 	return out_dir__open(as, dir, false, why);
 }
 
+struct path_args {
+	struct dir_args dir;
+	struct file_args file;
+};
+
+/* both in one process: one child, not two, under sudo */
+static int create_at_path(void *arg, char *why, size_t why_len)
+{
+	struct path_args *a = arg;
+	int fd;
+
+	a->file.dirfd = open_dir(&a->dir, why, why_len);
+	if (a->file.dirfd < 0)
+		return a->file.dirfd;
+	fd = create_file(&a->file, why, why_len);
+	close(a->file.dirfd);
+	return fd;
+}
+
 int out_file__create_path(const struct run_as *as, const char *path,
 			  enum out_mode mode, char why[OUT_WHY_MAX])
 {
-	const char *name;
-	int dirfd, fd;
+	struct path_args a = { .file.mode = mode };
+	char dir[PATH_MAX];
 
-	dirfd = out_dir__open_parent(as, path, &name, why);
-	if (dirfd < 0)
-		return dirfd;
-	fd = out_file__create(as, dirfd, name, mode, why);
-	close(dirfd);
-	return fd;
+	if (split_path(path, dir, sizeof(dir), &a.file.name)) {
+		snprintf(why, OUT_WHY_MAX, "%s", strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	if (!*a.file.name) {
+		snprintf(why, OUT_WHY_MAX, "'%s' is not a file name", path);
+		return -EINVAL;
+	}
+	a.dir.path = dir;
+	return run_as__call(as, create_at_path, &a, why, OUT_WHY_MAX);
 }
 
 int out_file__write_path(const char *path, const void *data, size_t len,

@@ -16,6 +16,7 @@
 
 #include "bpf/memtrack.h"
 #include "pressure.h"
+#include "util.h"
 
 #define GUARDIAN_ROUNDS		3
 
@@ -127,36 +128,6 @@ static int keep_only_cap_kill(void)
 
 #define MAX_HANDED_FDS 256
 
-/* takes fds sent with SCM_RIGHTS; 0 at EOF (memtrack is gone) */
-static ssize_t receive_fds(int sock, int *fds, int *nfds)
-{
-	char data[64], control[CMSG_SPACE(sizeof(int) * 32)];
-	struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *c;
-	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-
-	if (n <= 0)
-		return n;
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		int *in = (int *)CMSG_DATA(c), k, count;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (k = 0; k < count; k++) {
-			if (*nfds < MAX_HANDED_FDS)
-				fds[(*nfds)++] = in[k];
-			else
-				close(in[k]);
-		}
-	}
-	return n;
-}
-
 /* 3: the socket, 4: the map, 5: memtrack's pidfd; stdio on /dev/null */
 static void guardian_setup(int sock, int map_fd, int pidfd)
 {
@@ -191,10 +162,14 @@ static void guardian_main(int sock, int map_fd, int pidfd)
 	int fds[MAX_HANDED_FDS], nfds = 0, i;
 
 	guardian_setup(sock, map_fd, pidfd);
+	/* links memtrack hands over, until EOF: memtrack is gone */
 	for (;;) {
-		ssize_t n = receive_fds(3, fds, &nfds);
+		char byte;
+		int got;
+		ssize_t n = recv_fds(3, &byte, 1, fds + nfds, MAX_HANDED_FDS - nfds, &got);
 
-		if (n == 0 || (n < 0 && errno != EINTR))
+		nfds += got;
+		if (n <= 0)
 			break;
 	}
 	/* links memtrack handed over, so that releasing them does not delay its exit */
@@ -254,26 +229,16 @@ int pressure__start_guardian(int map_fd)
 
 int pressure__hand_over(int guardian_fd, const int *fds, int n)
 {
-	char control[CMSG_SPACE(sizeof(int) * 32)], byte = 0;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	char byte = 0;
 	int i, chunk;
 
 	for (i = 0; i < n; i += chunk) {
-		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = control,
-		};
-		struct cmsghdr *c;
+		ssize_t sent;
 
-		chunk = n - i < 32 ? n - i : 32;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * chunk);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * chunk);
-		memcpy(CMSG_DATA(c), fds + i, sizeof(int) * chunk);
-		if (sendmsg(guardian_fd, &msg, MSG_NOSIGNAL) < 0)
-			return -errno;
+		chunk = n - i < SEND_FDS_MAX ? n - i : SEND_FDS_MAX;
+		sent = send_fds(guardian_fd, &byte, 1, fds + i, chunk, 0);
+		if (sent < 0)
+			return sent;
 	}
 	return 0;
 }

@@ -180,6 +180,8 @@ static void take_meta_record(struct report_summary *s, const struct artifact_rec
 	m->drops_events = rec->drops.events;
 	m->drops_total = rec->drops.events + rec->drops.stacks + rec->drops.other;
 	m->attached = rec->attached;
+	m->running = rec->running;
+	m->blind = rec->blind;
 }
 
 /* ---- heap events -------------------------------------------------------- */

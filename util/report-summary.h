@@ -75,6 +75,8 @@ struct report_meta {
 	int32_t root_pid, exit_code;
 	uint64_t start, end, drops_events, drops_total;
 	bool attached;			/* the run attached to running processes */
+	uint32_t running;		/* processes of the tree still running at its end */
+	uint32_t blind;			/* static stripped processes, their allocations unseen */
 };
 
 struct report_live_table;

@@ -194,21 +194,9 @@ static void accept_conns(struct shim_host *h)
 
 static int send_reply(struct shim_host *h, int fd, bool accept)
 {
-	char byte = accept ? SHIM_ACCEPT : SHIM_REJECT, control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	char byte = accept ? SHIM_ACCEPT : SHIM_REJECT;
 
-	if (accept) {
-		msg.msg_control = control;
-		msg.msg_controllen = sizeof(control);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &h->ctl_fd, sizeof(int));
-	}
-	return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == 1 ? 0 : -errno;
+	return send_fds(fd, &byte, 1, &h->ctl_fd, accept, MSG_DONTWAIT) == 1 ? 0 : -1;
 }
 
 /* false: the connection is to be closed */
@@ -251,28 +239,6 @@ static bool on_register(struct shim_host *h, int fd, const struct shim_register 
 	return true;
 }
 
-/* the fds that came with a message: the first is kept, the rest closed */
-static int take_fds(struct msghdr *msg)
-{
-	struct cmsghdr *c;
-	int fd = -1;
-
-	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		int *fds = (int *)CMSG_DATA(c), i, count;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < count; i++) {
-			if (fd < 0)
-				fd = fds[i];
-			else
-				close(fds[i]);
-		}
-	}
-	return fd;
-}
-
 /* one message; false: close the connection */
 static bool read_message(struct shim_host *h, int fd, bool *more)
 {
@@ -282,23 +248,17 @@ static bool read_message(struct shim_host *h, int fd, bool *more)
 		struct shim_register reg;
 		char bytes[64];
 	} m;
-	char control[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	int ring_fd;
+	int ring_fd = -1, nfds;
+	ssize_t n = recv_fds(fd, &m, sizeof(m), &ring_fd, 1, &nfds);
 	bool ok;
 
 	*more = n > 0;
 	if (n < 0)
-		return errno == EAGAIN || errno == EINTR;
+		return n == -EAGAIN;
 	if (n == 0)
 		return false;
-	ring_fd = take_fds(&msg);
-	if ((size_t)n < sizeof(m.msg) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+	/* every message is shorter than the buffer: a full one was cut */
+	if ((size_t)n < sizeof(m.msg) || (size_t)n == sizeof(m))
 		ok = false;
 	else if (m.msg == SHIM_HELLO)
 		ok = ring_fd < 0 && on_hello(h, fd, &m.hello, n);

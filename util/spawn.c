@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "spawn.h"
+#include "util.h"
 
 #define EXIT_NOT_FOUND		127
 #define EXIT_NOT_EXECUTABLE	126
@@ -32,6 +33,8 @@ static bool parse_id(const char *s, unsigned long *id)
 void run_as__from_sudo(struct run_as *as)
 {
 	unsigned long uid, gid;
+	struct passwd *pw;
+	int n = 0;
 
 	errno = 0;
 	as->nice = getpriority(PRIO_PROCESS, 0);
@@ -44,13 +47,20 @@ void run_as__from_sudo(struct run_as *as)
 	as->set = true;
 	as->uid = uid;
 	as->gid = gid;
+	as->groups = NULL;
+	as->ngroups = 0;
+	pw = getpwuid(uid);
+	if (!pw)
+		return;		/* no groups but its own gid, as before */
+	getgrouplist(pw->pw_name, gid, NULL, &n);
+	as->groups = calloc(n > 0 ? n : 1, sizeof(*as->groups));
+	if (as->groups && getgrouplist(pw->pw_name, gid, as->groups, &n) >= 0)
+		as->ngroups = n;
 }
 
 int run_as__drop(const struct run_as *as)
 {
-	struct passwd *pw = getpwuid(as->uid);
-
-	if (pw ? initgroups(pw->pw_name, as->gid) : setgroups(0, NULL))
+	if (setgroups(as->ngroups, as->groups))
 		return -1;
 	if (setgid(as->gid) || setuid(as->uid))
 		return -1;
@@ -90,7 +100,7 @@ static void child_main(const struct spawn *s, int go_fd, int ready_fd,
 
 	/*
 	 * Before saying it is ready: memtrack tracks the pid from then on,
-	 * and dropping privileges allocates (NSS lookups).
+	 * and nothing the switch does may be counted.
 	 */
 	signal(SIGPIPE, SIG_DFL);
 	setpriority(PRIO_PROCESS, 0, as->nice);
@@ -175,47 +185,28 @@ struct call_reply {
 
 static int send_reply(int sock, const struct call_reply *r)
 {
-	char control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	ssize_t n = send_fds(sock, r, sizeof(*r), &r->ret, r->ret >= 0, 0);
 
-	if (r->ret >= 0) {
-		msg.msg_control = control;
-		msg.msg_controllen = sizeof(control);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &r->ret, sizeof(int));
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
+	return n < 0 ? n : 0;
 }
 
 /* the reply, with the fd received in place of the child's number */
 static int receive_reply(int sock, struct call_reply *r)
 {
-	char control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = r, .iov_len = sizeof(*r) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *c;
-	ssize_t n;
+	int fd, nfds;
+	ssize_t n = recv_fds(sock, r, sizeof(*r), &fd, 1, &nfds);
 
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(*r))
-		return n < 0 ? -errno : -EPROTO;
+	if (n != sizeof(*r)) {
+		if (nfds)
+			close(fd);
+		return n < 0 ? n : -EPROTO;
+	}
 	r->why[sizeof(r->why) - 1] = 0;
 	if (r->ret < 0)
 		return 0;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+	if (!nfds)
 		return -EPROTO;
-	memcpy(&r->ret, CMSG_DATA(c), sizeof(int));
+	r->ret = fd;
 	return 0;
 }
 

@@ -22,10 +22,12 @@ struct run_as {
 	bool set;
 	uid_t uid;
 	gid_t gid;
+	gid_t *groups;	/* the user's, looked up once: children make no NSS lookup */
+	int ngroups;
 	int nice;	/* the command's, whatever memtrack's own becomes */
 };
 
-/* the invoking user under sudo (SUDO_UID/SUDO_GID), when running as root */
+/* the invoking user under sudo (SUDO_UID/SUDO_GID, and the user's groups), when running as root */
 void run_as__from_sudo(struct run_as *as);
 
 /* becomes the user for good: supplementary groups, gid, uid; 0 or -1 (errno) */
@@ -36,7 +38,8 @@ int run_as__drop(const struct run_as *as);
  * the user, so that the kernel checks the user's rights), else here.  fn
  * returns an fd, or -errno with why filled in (strerror if it did not).
  * Returns what fn returned, an fd being passed back over a socket.  The
- * caller must be single-threaded: the child looks up the user's groups.
+ * child makes no NSS lookup (run_as__from_sudo() did): a caller may have
+ * threads.
  */
 typedef int run_as_fn(void *arg, char *why, size_t why_len);
 int run_as__call(const struct run_as *as, run_as_fn *fn, void *arg, char *why,

@@ -56,20 +56,17 @@ static int seq_put(struct stack_ids *t, uint64_t seq, uint64_t id)
 
 uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
 {
-	uint64_t *val, id = 0;
+	uint64_t id = 0;
+	bool found;
 
 	pthread_mutex_lock(&t->lock);
-	while (!(val = u64_map__find(&t->seqs, seq)) && !t->closed) {
+	while (!(found = u64_map__take(&t->seqs, seq, &id)) && !t->closed) {
 		t->waiters++;
 		pthread_cond_wait(&t->added, &t->lock);
 		t->waiters--;
 	}
-	if (val) {
-		id = *val;
-		u64_map__remove(&t->seqs, seq);
-	} else {
+	if (!found)
 		t->stats.unpublished++;
-	}
 	pthread_mutex_unlock(&t->lock);
 	return id;
 }

@@ -20,13 +20,13 @@ void u64_map__exit(struct u64_map *m)
 }
 
 /* Fibonacci hashing: the high bits of the product spread any keys */
-static size_t home_of(uint64_t key, size_t cap)
+static inline size_t home_of(uint64_t key, size_t cap)
 {
 	return (key * 0x9e3779b97f4a7c15ULL) >> (64 - __builtin_ctzll(cap));
 }
 
 /* the slot of key, or the empty one where it would go; cap > 0 */
-static struct u64_map_slot *slot_of(const struct u64_map *m, uint64_t key)
+static inline struct u64_map_slot *slot_of(const struct u64_map *m, uint64_t key)
 {
 	size_t mask = m->cap - 1, i = home_of(key, m->cap);
 
@@ -75,7 +75,7 @@ uint64_t *u64_map__find(const struct u64_map *m, uint64_t key)
 
 uint64_t *u64_map__get(struct u64_map *m, uint64_t key)
 {
-	struct u64_map_slot *slot;
+	struct u64_map_slot *slot = NULL;
 
 	if (!key) {
 		if (!m->has_zero)
@@ -83,33 +83,29 @@ uint64_t *u64_map__get(struct u64_map *m, uint64_t key)
 		m->has_zero = true;
 		return &m->zero_val;
 	}
-	slot = m->cap ? slot_of(m, key) : NULL;
-	if (slot && slot->key)
-		return &slot->val;
-	/* past half full it only grows; full but for one slot, it gives up */
-	if (u64_map__reserve(m, 1) && (!m->cap || m->n + 2 > m->cap))
-		return NULL;
-	slot = slot_of(m, key);
+	if (m->cap) {
+		slot = slot_of(m, key);
+		if (slot->key)
+			return &slot->val;
+	}
+	/* past half full it grows; full but for one slot, it gives up */
+	if ((m->n + 1) * 2 > m->cap) {
+		if (!u64_map__reserve(m, 1))
+			slot = slot_of(m, key);
+		else if (!m->cap || m->n + 2 > m->cap)
+			return NULL;
+	}
 	slot->key = key;
 	slot->val = 0;
 	m->n++;
 	return &slot->val;
 }
 
-/* linear probing without tombstones: later slots of the run move back */
-void u64_map__remove(struct u64_map *m, uint64_t key)
+/* empties slot; linear probing without tombstones: later slots of the run move back */
+static void remove_slot(struct u64_map *m, struct u64_map_slot *slot)
 {
-	struct u64_map_slot *slot;
-	size_t mask, i, j, home;
+	size_t mask = m->cap - 1, i = slot - m->slots, j = i, home;
 
-	if (!key) {
-		m->has_zero = false;
-		return;
-	}
-	if (!m->cap || !(slot = slot_of(m, key))->key)
-		return;
-	mask = m->cap - 1;
-	i = j = slot - m->slots;
 	for (;;) {
 		m->slots[i].key = 0;
 		for (;;) {
@@ -126,6 +122,24 @@ void u64_map__remove(struct u64_map *m, uint64_t key)
 	}
 done:
 	m->n--;
+}
+
+bool u64_map__take(struct u64_map *m, uint64_t key, uint64_t *val)
+{
+	struct u64_map_slot *slot;
+
+	if (!key) {
+		if (!m->has_zero)
+			return false;
+		*val = m->zero_val;
+		m->has_zero = false;
+		return true;
+	}
+	if (!m->cap || !(slot = slot_of(m, key))->key)
+		return false;
+	*val = slot->val;
+	remove_slot(m, slot);
+	return true;
 }
 
 size_t u64_map__count(const struct u64_map *m)

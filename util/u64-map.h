@@ -37,8 +37,8 @@ uint64_t *u64_map__find(const struct u64_map *m, uint64_t key);
  * no slot is left (a key still fits while the map is not full).
  */
 uint64_t *u64_map__get(struct u64_map *m, uint64_t key);
-/* removes key when present */
-void u64_map__remove(struct u64_map *m, uint64_t key);
+/* removes key and gives its value: true, or false when absent */
+bool u64_map__take(struct u64_map *m, uint64_t key, uint64_t *val);
 size_t u64_map__count(const struct u64_map *m);
 
 /*

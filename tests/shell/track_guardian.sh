@@ -66,7 +66,7 @@ test_resumes_users_processes() {
 	mkdir "$tmp/nobody"
 	chown 65534:65534 "$tmp/nobody"
 	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$MEMTRACK" track -q -o "$tmp/nobody" \
-		--ring-size events=16K \
+		--backend bpf --ring-size events=16K \
 		"setsid -w $WORKLOADS/alloc_storm_procs 4 300000; echo \$? > $tmp/nobody/done" &
 	mt=$!
 	wait_for 30 have_workers

@@ -11,11 +11,11 @@ trap cleanup EXIT TERM INT
 # BPF's back-pressure: the producers are stopped at the events ring's watermark
 test_pressure_no_loss() {
 	"$MEMTRACK" track -o "$tmp" --backend bpf --stats "$tmp/s.jsonl" --ring-size events=64K \
-		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 50000 2>"$tmp/track.err"
+		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 10000 2>"$tmp/track.err"
 	art=$(ls "$tmp"/*.msgpack)
 	report_json "$art" "$tmp/r.json"
-	expect_eq "pressure: 800000 Malloc" 800000 "$(count "$tmp/r.json" Malloc)"
-	expect_eq "pressure: 800000 Free" 800000 "$(count "$tmp/r.json" Free)"
+	expect_eq "pressure: 160000 Malloc" 160000 "$(count "$tmp/r.json" Malloc)"
+	expect_eq "pressure: 160000 Free" 160000 "$(count "$tmp/r.json" Free)"
 	expect_eq "pressure: zero drops" 0 "$(jq -r .meta.drops.events "$tmp/r.json")"
 	rows=$(grep -c '"k":"pressure"' "$tmp/s.jsonl" || true)
 	if [ "$rows" -gt 0 ]; then pass "pressure: episodes recorded ($rows)"; else fail "pressure: episodes" "none"; fi
@@ -29,10 +29,10 @@ test_pressure_no_loss() {
 test_pressure_threads() {
 	mkdir -p "$tmp/threads"
 	"$MEMTRACK" track -q -o "$tmp/threads" --backend bpf --call-graph no --ring-size events=64K \
-		-- "$WORKLOADS/alloc_storm_threads" 16 50000 2>"$tmp/threads.err"
+		-- "$WORKLOADS/alloc_storm_threads" 16 10000 2>"$tmp/threads.err"
 	report_json "$(ls "$tmp"/threads/*.msgpack)" "$tmp/t.json"
 	expect_eq "pressure, threads: zero drops" 0 "$(jq -r .meta.drops.events "$tmp/t.json")"
-	expect_eq "pressure, threads: every Malloc" 800000 \
+	expect_eq "pressure, threads: every Malloc" 160000 \
 		"$(jq '.counts.Malloc' "$tmp/t.json")"
 }
 

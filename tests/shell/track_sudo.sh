@@ -29,8 +29,8 @@ test_root_without_sudo() {
 # the switch to the user allocates (NSS lookups) in the child before it is tracked: none of
 # that may be counted.  It raced the tracking and showed 46 extra Malloc in 1 run of 3.
 test_switch_is_not_counted() {
-	local i counts=
-	for i in 1 2 3 4 5; do
+	local counts=
+	for _ in 1 2 3 4 5; do
 		rm -rf "$tmp/race"
 		SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$MEMTRACK" track -q -o "$tmp/race" \
 			--call-graph fp -- "$WORKLOADS/alloc_storm_procs" 2 1000

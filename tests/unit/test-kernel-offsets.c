@@ -46,13 +46,15 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	uni = btf__add_union(btf, NULL, 16);
 	btf__add_field(btf, "other", ty->i64, 0, 0);
 	btf__add_field(btf, NULL, inner, 0, 0);
-	btf__add_struct(btf, "task_struct", 64);
+	btf__add_struct(btf, "task_struct", 80);
 	btf__add_field(btf, "flags", ty->i32, 0, 3);		/* a bitfield: skipped */
 	btf__add_field(btf, "pid", ty->i32, 32, 0);
 	btf__add_field(btf, NULL, uni, 128, 0);			/* tgid: 16 + 8 */
 	btf__add_field(btf, "exit_code", ty->i32, 256, 0);
 	btf__add_field(btf, "signal", ty->ptr, 320, 0);
 	btf__add_field(btf, "mm", ty->ptr, 384, 0);
+	btf__add_field(btf, "vfork_done", ty->ptr, 448, 0);
+	btf__add_field(btf, "real_parent", ty->ptr, 384 + 128, 0);
 }
 
 static void add_other_structs(struct btf *btf, const struct types *ty, bool with_vma)
@@ -114,6 +116,8 @@ static void test_offsets(void)
 	CHECK_U64(ko.vma_file, 64, "vm_area_struct.vm_file");
 	CHECK_U64(ko.task_mm, 48, "task_struct.mm");
 	CHECK_U64(ko.mm_start_stack, 32, "mm_struct.start_stack");
+	CHECK_U64(ko.task_vfork_done, 56, "task_struct.vfork_done");
+	CHECK_U64(ko.task_real_parent, 64, "task_struct.real_parent");
 	btf__free(btf);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The u64 map against a plain array of the same keys: random adds, finds
- * and removes over a small key space (long probe runs, removals that wrap
+ * and takes over a small key space (long probe runs, removals that wrap
  * around the end of the slots) and key 0; reserve() makes room for good.
  */
 #include <stdlib.h>
@@ -42,12 +42,12 @@ static void test_against_model(void)
 {
 	struct u64_map m;
 	struct model md = { 0 };
-	uint64_t x = 88172645463325252ULL;
+	uint64_t x = 88172645463325252ULL, v;
 	unsigned int step;
 
 	u64_map__init(&m);
 	CHECK(u64_map__find(&m, 5) == NULL, "empty map");
-	u64_map__remove(&m, 5);
+	CHECK(!u64_map__take(&m, 5, &v), "take from an empty map");
 	for (step = 0; step < 200000; step++) {
 		unsigned int i, op;
 
@@ -65,7 +65,9 @@ static void test_against_model(void)
 			*v = md.val[i] = x >> 1;
 			md.present[i] = true;
 		} else {
-			u64_map__remove(&m, key_of(i));
+			bool took = u64_map__take(&m, key_of(i), &v);
+
+			CHECK(took == md.present[i] && (!took || v == md.val[i]), "take %u", i);
 			md.present[i] = false;
 		}
 		if (step % 10007 == 0)
