@@ -87,9 +87,10 @@ pprof_decode() {
 	/usr/bin/python3 "$TOP/tests/shell/lib/pprof_decode.py" "$2" "$1"
 }
 
-# browse <page.html> [--screenshot <png>] [<expression>...]: the page in Debian's
-# chromium, headless, driven by tests/html/browse.js through the DevTools protocol;
-# prints what it saw as JSON (results of the expressions, console, requests)
+# browse <page.html> [--screenshot <png>] [--json <file>] [<expression>...] [--page ...]:
+# the pages in Debian's chromium, headless, driven by tests/html/browse.js through the
+# DevTools protocol; what it saw of each (results of the expressions, console, requests)
+# as JSON, to its --json file or to stdout
 browse() {
 	if [ ! -d "$TOP/tests/html/node_modules/ws" ]; then
 		echo "tests/html/node_modules is missing: run scripts/install-deps.sh" >&2
@@ -161,4 +162,3 @@ count_sized() {
 		jq -c --arg t "$2" --argjson s "$3" --argjson p "${4:-0}" \
 			'select(.type == $t and .size == $s and ($p == 0 or .pid == $p))' | wc -l
 }
-
