@@ -49,7 +49,7 @@ CFLAGS += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -pthread
 CFLAGS += -I. -I$(OUTPUT) -I/usr/include/cjson -DMEMTRACK_VERSION='"$(VERSION)"'
 CFLAGS += $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
-LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lpthread -lm
+LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lprotobuf-c -lpthread -lm
 
 BPF_SRCS := $(filter-out util/bpf_stubs.c,$(wildcard util/bpf_*.c))
 UTIL_SRCS := $(filter-out $(BPF_SRCS) util/bpf_stubs.c,$(wildcard util/*.c))
@@ -61,7 +61,7 @@ UTIL_SRCS += util/bpf_stubs.c
 CFLAGS += -DNO_BPF_SKEL
 endif
 
-UTIL_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(UTIL_SRCS))
+UTIL_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(UTIL_SRCS)) $(OUTPUT)/util/profile.pb-c.o
 CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,memtrack.c version.c $(wildcard builtin-*.c))
 SKEL := $(OUTPUT)/bpf/memtrack.skel.h
 
@@ -119,6 +119,16 @@ $(OUTPUT)/builtin-track.o: CFLAGS += -DMEMTRACK_LIBDIR='"$(memtracklibdir)"'
 $(OUTPUT)/builtin-track.o: $(OUTPUT)/MEMTRACK-LIBDIR
 $(OUTPUT)/MEMTRACK-LIBDIR: FORCE | $(OUTPUT)/util
 	$(Q)echo '$(memtracklibdir)' | cmp -s - $@ || echo '$(memtracklibdir)' > $@
+# report --pprof: pprof's profile.proto in C, by protoc-c
+$(OUTPUT)/util/profile.pb-c.c $(OUTPUT)/util/profile.pb-c.h: util/profile.proto | $(OUTPUT)/util
+	$(call msg,PROTOC,$@)
+	$(Q)protoc-c --proto_path=util --c_out=$(OUTPUT)/util $<
+$(OUTPUT)/util/profile.pb-c.o: $(OUTPUT)/util/profile.pb-c.c
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS) -I$(OUTPUT)/util $(DEPFLAGS) -c -o $@ $<
+$(OUTPUT)/util/report-pprof.o: $(OUTPUT)/util/profile.pb-c.h
+# report --html: the page and its script are built into the binary
+$(OUTPUT)/util/report-html.o: util/report-html.html util/report-html.js
 
 # the preload shim: loaded into traced processes, so nothing it exports but
 # the functions it interposes, no library but libc, unwind tables that C++

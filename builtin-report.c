@@ -26,10 +26,14 @@
 #include "util/quote.h"
 #include "util/report-gates.h"
 #include "util/report-hints.h"
+#include "util/out-file.h"
+#include "util/report-html.h"
+#include "util/report-pprof.h"
 #include "util/report-sites.h"
 #include "util/report-summary.h"
 #include "util/report-suppress.h"
 #include "util/report-timeline.h"
+#include "util/stdin-spool.h"
 #include "util/usage.h"
 #include "util/util.h"
 
@@ -37,8 +41,10 @@
 #define TIMELINE_PROCESSES	8
 #define PROGRESS_EVERY		65536	/* records between looks at the clock */
 #define DEFAULT_TOP		10
+#define HTML_DEFAULT_TOP	100	/* sites of --html's table, per cost type */
 #define DEFAULT_STACK_DEPTH	5
 
+#define STDIN_NAME		"<stdin>"	/* the artifact "-" in messages */
 #define NO_STACKS_HINT		"record with 'memtrack track --call-graph fp'"
 
 struct report_opts {
@@ -46,10 +52,11 @@ struct report_opts {
 	bool no_demangle;		/* symbols as in the binaries */
 	const char *pids, *time, *comm, *timeline, *gnuplot;
 	const char *sort, *top_arg, *depth_arg, *weight;
+	const char *pprof, *html;	/* --pprof, --html: the file to write */
 	int sort_key;			/* --sort, -1 when not given */
 	unsigned int top;		/* sites per section, 0: all */
 	unsigned int depth;		/* frames per site, 0: all */
-	bool weight_calls;		/* --weight count */
+	enum report_site_key weight_key;	/* --weight */
 	struct report_filter filter;
 	pid_t *pid_list;		/* --pid */
 	size_t nr_pid_list;
@@ -103,12 +110,18 @@ static void progress__done(struct progress *pg)
 		fprintf(stderr, "\r\033[K");
 }
 
+/* path, or standard input for "-" */
 static int open_artifact(const char *path, struct artifact **ap)
 {
-	int err = artifact__open(path, ap);
+	int err;
 
+	if (strcmp(path, "-"))
+		err = artifact__open(path, ap);
+	else if (!(err = stdin__rewind()))
+		err = artifact__open_fd(STDIN_FILENO, STDIN_NAME, ap);
 	if (err)
-		return error("cannot open artifact '%s': %s", path, strerror(-err));
+		return error("cannot open artifact '%s': %s",
+			     strcmp(path, "-") ? path : STDIN_NAME, strerror(-err));
 	return 0;
 }
 
@@ -387,10 +400,10 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 		return -1;
 	if (report_summary__init(&l->s, &o->filter))
 		return error("out of memory");
-	if (o->timeline || o->gnuplot)
+	if (o->timeline || o->gnuplot || o->html)
 		l->s.timeline = report_timeline__new(TIMELINE_BINS);
 	l->s.sites = report_sites__new();
-	if ((o->timeline || o->gnuplot) && !l->s.timeline) {
+	if ((o->timeline || o->gnuplot || o->html) && !l->s.timeline) {
 		report_summary__exit(&l->s);
 		return error("out of memory");
 	}
@@ -643,6 +656,7 @@ static const char *const site_titles[REPORT_SITE_KEYS] = {
 	[REPORT_SITE_CALLS] = "calls",
 	[REPORT_SITE_PEAK] = "contribution to the peak",
 	[REPORT_SITE_LEAKED] = "bytes leaked (live at exit)",
+	[REPORT_SITE_TEMPORARY] = "temporary allocations",
 };
 
 /*
@@ -719,14 +733,14 @@ static void print_site_section(const struct report_summary *s,
 		return;
 	}
 	printf(", top %zu of %zu\n", n, nonzero);
-	printf("  %4s %11s %10s %11s %11s %8s\n", "#", "ALLOCATED", "CALLS", "AT PEAK",
-	       "LEAKED", "BLOCKS");
+	printf("  %4s %11s %10s %11s %11s %8s %10s\n", "#", "ALLOCATED", "CALLS", "AT PEAK",
+	       "LEAKED", "BLOCKS", "TEMPORARY");
 	for (i = 0; i < n; i++) {
 		const struct report_site *site = top[i];
 
-		printf("  %4zu %11s %10" PRIu64 " %11s %11s %8" PRIu64 "\n", i + 1,
-		       HB(site->bytes), site->calls, HB(site->peak_bytes),
-		       HB(site->leaked_bytes), site->leaked_count);
+		printf("  %4zu %11s %10" PRIu64 " %11s %11s %8" PRIu64 " %10" PRIu64 "\n",
+		       i + 1, HB(site->bytes), site->calls, HB(site->peak_bytes),
+		       HB(site->leaked_bytes), site->leaked_count, site->temporary_count);
 		print_site_frames(site, "         ", o->no_demangle);
 	}
 }
@@ -829,6 +843,7 @@ static void json_heap(cJSON *o, const struct report_summary *s,
 	json_u64(o, "bytes_allocated", h->bytes_allocated);
 	json_u64(o, "bytes_freed", h->bytes_freed);
 	json_u64(o, "peak_bytes", h->peak_bytes);
+	json_u64(o, "peak_count", h->peak_count);
 	json_u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
 	json_u64(o, "leaked_count", h->leaked_count);
 	json_u64(o, "leaked_bytes", h->leaked_bytes);
@@ -959,22 +974,14 @@ static cJSON *json_site(const struct report_site *site, bool frames)
 	json_u64(o, "bytes", site->bytes);
 	json_u64(o, "calls", site->calls);
 	json_u64(o, "peak_bytes", site->peak_bytes);
+	json_u64(o, "peak_count", site->peak_count);
 	json_u64(o, "leaked_bytes", site->leaked_bytes);
 	json_u64(o, "leaked_count", site->leaked_count);
+	json_u64(o, "temporary_count", site->temporary_count);
+	json_u64(o, "temporary_bytes", site->temporary_bytes);
 	if (frames)
 		cJSON_AddItemToObject(o, "frames", json_site_frames(site));
 	return o;
-}
-
-static bool site_in(const struct report_site *const *v, size_t n,
-		    const struct report_site *site)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (v[i] == site)
-			return true;
-	return false;
 }
 
 /*
@@ -985,10 +992,9 @@ static bool site_in(const struct report_site *const *v, size_t n,
 static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *opts)
 {
 	enum report_site_key order = opts->sort_key < 0 ? REPORT_SITE_BYTES : opts->sort_key;
-	const struct report_site **top, **all;
+	const struct report_site **all;
 	struct report_site_list list;
-	size_t i, n, nr = 0, nonzero;
-	unsigned int k;
+	size_t i, nr;
 	cJSON *a;
 
 	if (!report_sites__has_stacks(l->s.sites)) {
@@ -997,27 +1003,19 @@ static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *
 	}
 	if (resolve_sites(&l->s, opts, REPORT_MATCH_FRAME, &list))
 		return -1;
-	top = malloc((list.nr ? list.nr : 1) * sizeof(*top));
 	all = malloc((list.nr ? list.nr : 1) * sizeof(*all));
-	if (!top || !all) {
-		free(top);
+	nr = all ? report_site_list__tops(&list, opts->top, opts->sort_key < 0 ?
+					  REPORT_SITE_KEYS : (enum report_site_key)opts->sort_key,
+					  all) : SIZE_MAX;
+	if (nr == SIZE_MAX) {
 		free(all);
 		report_site_list__exit(&list);
 		return error("out of memory");
-	}
-	for (k = 0; k < REPORT_SITE_KEYS; k++) {
-		if (opts->sort_key >= 0 && opts->sort_key != (int)k)
-			continue;
-		n = report_site_list__top(&list, k, opts->top, top, &nonzero);
-		for (i = 0; i < n; i++)
-			if (!site_in(all, nr, top[i]))
-				all[nr++] = top[i];
 	}
 	report_site_ptrs__sort(all, nr, order);
 	a = cJSON_AddArrayToObject(o, "sites");
 	for (i = 0; i < nr; i++)
 		cJSON_AddItemToArray(a, json_site(all[i], true));
-	free(top);
 	free(all);
 	report_site_list__exit(&list);
 	return 0;
@@ -1235,7 +1233,7 @@ static void site_diff__exit(struct site_diff *d)
 static const char *site_value_str(enum report_site_key key, uint64_t v, char *buf,
 				  size_t len)
 {
-	if (key == REPORT_SITE_CALLS)
+	if (key == REPORT_SITE_CALLS || key == REPORT_SITE_TEMPORARY)
 		snprintf(buf, len, "%" PRIu64, v);
 	else
 		human_bytes(v, buf, len);
@@ -1376,7 +1374,7 @@ static int cmd_flamegraph(const char *const *paths, struct report_opts *o)
 		return 1;
 	if (!report_sites__has_stacks(l.s.sites)) {
 		ret = error("no call stacks in '%s': %s", path, NO_STACKS_HINT);
-	} else if (report_sites__folded(l.s.sites, o->depth, o->weight_calls, &f, &n)) {
+	} else if (report_sites__folded(l.s.sites, o->depth, o->weight_key, &f, &n)) {
 		ret = error("out of memory");
 	} else {
 		for (i = 0; i < n; i++) {
@@ -1390,6 +1388,242 @@ static int cmd_flamegraph(const char *const *paths, struct report_opts *o)
 		ret = -1;
 	report_summary__exit(&l.s);
 	return ret ? 1 : 0;
+}
+
+/* --diff --flamegraph: "stack base head" lines, as difffolded.pl writes them */
+static int print_folded_diff(struct loaded *base, struct loaded *head,
+			     const char *bpath, const char *hpath, struct report_opts *o)
+{
+	struct report_folded *f;
+	size_t i, n;
+
+	if (!report_sites__has_stacks(base->s.sites) || !report_sites__has_stacks(head->s.sites))
+		return error("no call stacks in '%s': %s",
+			     report_sites__has_stacks(base->s.sites) ? hpath : bpath,
+			     NO_STACKS_HINT);
+	if (report_sites__folded_diff(base->s.sites, head->s.sites, o->depth, o->weight_key,
+				      &f, &n))
+		return error("out of memory");
+	for (i = 0; i < n; i++) {
+		quote_term_fputs(f[i].line, stdout);
+		printf(" %" PRIu64 " %" PRIu64 "\n", f[i].base, f[i].weight);
+	}
+	report_folded__free(f, n);
+	return 0;
+}
+
+static int cmd_flamegraph_diff(const char *const *paths, struct report_opts *o)
+{
+	struct loaded base, head;
+	int ret;
+
+	if (load_summary(paths[0], o, &base))
+		return 1;
+	if (load_summary(paths[1], o, &head)) {
+		report_summary__exit(&base.s);
+		return 1;
+	}
+	ret = print_folded_diff(&base, &head, paths[0], paths[1], o);
+	if (base.truncated || head.truncated)
+		ret = -1;
+	report_summary__exit(&base.s);
+	report_summary__exit(&head.s);
+	return ret ? 1 : 0;
+}
+
+/* ---- --pprof -------------------------------------------------------------- */
+
+/* a file made at once ('-': standard output); 0 or -1 after a message */
+static int write_output(const char *path, const char *what, const void *data, size_t len)
+{
+	char why[OUT_WHY_MAX];
+	int err;
+
+	if (!strcmp(path, "-")) {
+		err = write_all(STDOUT_FILENO, data, len);
+		return err ? error("cannot write %s to standard output: %s", what,
+				   strerror(-err)) : 0;
+	}
+	if (out_file__write_path(path, data, len, why))
+		return error("cannot write %s '%s': %s", what, quote_term(path), why);
+	return 0;
+}
+
+static void pprof_info(const struct loaded *l, const char *path,
+		       struct report_pprof_info *info, char buf[][256])
+{
+	const struct report_summary *s = &l->s;
+	int n = 0;
+
+	memset(info, 0, sizeof(*info));
+	info->duration_ns = report_summary__rel_ns(s, s->last_ts);
+	snprintf(buf[n], 256, "memtrack %s report of %s", MEMTRACK_VERSION, path);
+	info->comments[n] = buf[n];
+	n++;
+	if (s->has_meta && s->meta.command) {
+		snprintf(buf[n], 256, "command: %s", s->meta.command);
+		info->comments[n] = buf[n];
+		n++;
+	}
+	snprintf(buf[n], 256, "inuse_*: live at the peak, %.6f s after the first event; "
+		 "leaked_*: live at exit", seconds(report_summary__rel_ns(s, s->total.peak_ts)));
+	info->comments[n] = buf[n];
+	n++;
+	if (l->truncated) {
+		snprintf(buf[n], 256, "truncated: only the records before byte %" PRIu64,
+			 l->error_offset);
+		info->comments[n] = buf[n];
+	}
+}
+
+static int write_pprof(struct loaded *l, const char *path, struct report_opts *o)
+{
+	struct report_pprof_info info;
+	struct report_site_list list;
+	char comments[4][256];
+	size_t len;
+	void *buf;
+	int err;
+
+	if (report_sites__resolve(l->s.sites, 0, REPORT_MATCH_FRAME, &list))
+		return error("out of memory");
+	pprof_info(l, path, &info, comments);
+	err = report_pprof__encode(&list, &info, &buf, &len);
+	report_site_list__exit(&list);
+	if (err)
+		return error("cannot make the pprof profile: %s", strerror(-err));
+	err = write_output(o->pprof, "the pprof profile", buf, len);
+	free(buf);
+	return err;
+}
+
+static int cmd_pprof(const char *const *paths, struct report_opts *o)
+{
+	const char *path = paths[0];
+	struct loaded l;
+	int ret;
+
+	if (load_summary(path, o, &l))
+		return 1;
+	if (!report_sites__has_stacks(l.s.sites))
+		ret = error("no call stacks in '%s': %s", path, NO_STACKS_HINT);
+	else
+		ret = write_pprof(&l, path, o);
+	if (l.truncated)
+		ret = -1;
+	report_summary__exit(&l.s);
+	return ret ? 1 : 0;
+}
+
+/* ---- --html ------------------------------------------------------------------ */
+
+/* what the page shows of one artifact */
+struct html_run {
+	struct loaded l;
+	struct report_site_list list;	/* the sites, --stack-depth deep */
+	const struct report_site **tops;
+};
+
+static void html_run__exit(struct html_run *r)
+{
+	free(r->tops);
+	report_site_list__exit(&r->list);
+	report_summary__exit(&r->l.s);
+}
+
+/* the sites of the tables and the tree's stacks; 0 or -1 after a message */
+static int html_run__init(struct html_run *r, const char *path, struct report_opts *o,
+			  enum report_site_match match, struct report_tree *tree,
+			  enum report_tree_side side, struct report_html_run *out)
+{
+	struct report_site_list whole;
+	size_t nr;
+
+	memset(out, 0, sizeof(*out));
+	out->path = path;
+	out->s = &r->l.s;
+	out->truncated = r->l.truncated;
+	out->depth = o->depth;
+	out->has_stacks = report_sites__has_stacks(r->l.s.sites);
+	if (!out->has_stacks)
+		return 0;
+	if (report_sites__resolve(r->l.s.sites, o->depth, match, &r->list) ||
+	    !(r->tops = malloc((r->list.nr + 1) * sizeof(*r->tops))))
+		return error("out of memory");
+	nr = report_site_list__tops(&r->list, o->top, REPORT_SITE_KEYS, r->tops);
+	if (nr == SIZE_MAX || report_sites__resolve(r->l.s.sites, 0, REPORT_MATCH_NAME, &whole))
+		return error("out of memory");
+	report_site_ptrs__sort(r->tops, nr, REPORT_SITE_BYTES);
+	out->sites = r->tops;
+	out->nr_sites = nr;
+	if (report_tree__add(tree, &whole, side)) {
+		report_site_list__exit(&whole);
+		return error("out of memory");
+	}
+	report_site_list__exit(&whole);
+	return 0;
+}
+
+static int write_html(struct report_html *h, struct report_tree *tree, const char *file)
+{
+	char *page = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&page, &len);
+	int err;
+
+	if (!f)
+		return error("out of memory");
+	h->version = MEMTRACK_VERSION;
+	h->tree = h->run[0].has_stacks && (!h->diff || h->run[1].has_stacks) ? tree : NULL;
+	err = report_html__write(f, h);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err)
+		err = error("cannot make the page: %s", strerror(-err));
+	else
+		err = write_output(file, "the page", page, len);
+	free(page);
+	return err;
+}
+
+/* --html, and --diff --html: paths[0] the artifact or the base, paths[1] the head */
+static int run_html(const char *const *paths, int n, struct report_opts *o)
+{
+	struct html_run runs[2] = { 0 };
+	struct report_html h = { .diff = n == 2 };
+	struct report_tree tree;
+	int i, loaded = 0, ret = 0;
+
+	if (report_tree__init(&tree))
+		return error("out of memory");
+	for (i = 0; !ret && i < n; i++) {
+		ret = load_summary(paths[i], o, &runs[i].l);
+		if (!ret) {
+			loaded++;
+			ret = html_run__init(&runs[i], paths[i], o, h.diff ? REPORT_MATCH_NAME :
+					     REPORT_MATCH_FRAME, &tree, h.diff && !i ? REPORT_TREE_BASE :
+					     REPORT_TREE_HEAD, &h.run[i]);
+		}
+	}
+	if (!ret)
+		ret = write_html(&h, &tree, o->html);
+	for (i = 0; i < loaded; i++) {
+		if (runs[i].l.truncated)
+			ret = -1;
+		html_run__exit(&runs[i]);
+	}
+	report_tree__exit(&tree);
+	return ret ? 1 : 0;
+}
+
+static int cmd_html(const char *const *paths, struct report_opts *o)
+{
+	return run_html(paths, 1, o);
+}
+
+static int cmd_html_diff(const char *const *paths, struct report_opts *o)
+{
+	return run_html(paths, 2, o);
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -1438,41 +1672,71 @@ static const char *const report_opt_names[RO_MAX] = {
 	[RO_NO_DEFAULT_SUPP] = "--no-default-suppressions",
 };
 
+/* the options that pick a mode, alone or together */
+enum report_pick {
+	RP_DUMP, RP_DIFF, RP_FLAMEGRAPH, RP_PPROF, RP_HTML, RP_MAX,
+};
+
+#define RP(p)		(1u << RP_##p)
+
+static const char *const report_pick_names[RP_MAX] = {
+	[RP_DUMP] = "--dump", [RP_DIFF] = "--diff", [RP_FLAMEGRAPH] = "--flamegraph",
+	[RP_PPROF] = "--pprof", [RP_HTML] = "--html",
+};
+
 struct report_mode {
-	const char *option;		/* that picks it; NULL: the default */
-	size_t picked;			/* offsetof() its bool in report_opts */
+	const char *option;		/* that pick it; NULL: the default */
+	unsigned int picks;		/* RP() of the options that pick it */
 	const char *does;		/* for messages: "--dump <does>" */
 	int artifacts;			/* how many it reads */
 	unsigned int takes;		/* RO() of the options it takes */
 	int (*run)(const char *const *paths, struct report_opts *o);
 };
 
-#define MODE(opt, field)	opt, offsetof(struct report_opts, field)
-
 static const struct report_mode report_modes[] = {
 	{ NULL, 0, "prints the summary", 1,
 	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES | RO_LEAKS, cmd_summary },
-	{ MODE("--dump", dump), "prints every record", 1, 0, cmd_dump },
-	{ MODE("--diff", diff), "compares two artifacts", 2,
+	{ "--dump", RP(DUMP), "prints every record", 1, 0, cmd_dump },
+	{ "--diff", RP(DIFF), "compares two artifacts", 2,
 	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES | RO_LEAKS, cmd_diff },
-	{ MODE("--flamegraph", flamegraph), "prints every stack", 1,
+	{ "--flamegraph", RP(FLAMEGRAPH), "prints every stack", 1,
 	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
+	{ "--diff --flamegraph", RP(DIFF) | RP(FLAMEGRAPH), "prints every stack of two", 2,
+	  RO(COMM) | RO(TIME) | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph_diff },
+	{ "--pprof", RP(PPROF), "writes a pprof profile", 1, RO_FILTERS, cmd_pprof },
+	{ "--html", RP(HTML), "writes a page", 1, RO_FILTERS | RO(TOP) | RO(DEPTH), cmd_html },
+	{ "--diff --html", RP(DIFF) | RP(HTML), "writes the page of two", 2,
+	  RO(COMM) | RO(TIME) | RO(TOP) | RO(DEPTH), cmd_html_diff },
 };
 
-/* the mode the options pick: 0, or -1 after an error when they pick several */
+static unsigned int given_picks(const struct report_opts *o)
+{
+	return (o->dump ? RP(DUMP) : 0) | (o->diff ? RP(DIFF) : 0) |
+	       (o->flamegraph ? RP(FLAMEGRAPH) : 0) | (o->pprof ? RP(PPROF) : 0) |
+	       (o->html ? RP(HTML) : 0);
+}
+
+/* the mode the options pick: 0, or -1 after an error when no mode has them all */
 static int pick_mode(const struct report_opts *o, const struct report_mode **modep)
 {
-	const struct report_mode *mode = &report_modes[0], *m;
+	unsigned int given = given_picks(o), i, first = RP_MAX;
+	const struct report_mode *m;
 
 	for (m = report_modes; m < report_modes + ARRAY_SIZE(report_modes); m++) {
-		if (!m->option || !*(const bool *)((const char *)o + m->picked))
-			continue;
-		if (mode->option)
-			return error("%s and %s cannot be used together", mode->option, m->option);
-		mode = m;
+		if (m->picks == given) {
+			*modep = m;
+			return 0;
+		}
 	}
-	*modep = mode;
-	return 0;
+	for (i = 0; i < RP_MAX; i++) {
+		if (!(given & (1u << i)))
+			continue;
+		if (first < RP_MAX)
+			break;
+		first = i;
+	}
+	return error("%s and %s cannot be used together", report_pick_names[first],
+		     report_pick_names[i]);
 }
 
 /* an option given that the mode does not take */
@@ -1488,8 +1752,30 @@ static int option_not_taken(const struct report_mode *mode, enum report_opt opt)
 	return error("%s needs %s", report_opt_names[opt], m->option);
 }
 
+static int count_stdin(int argc, const char **argv)
+{
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++)
+		n += !strcmp(argv[i], "-");
+	return n;
+}
+
+/* standard input ("-") as an artifact that --comm and --children read twice */
+static int prepare_stdin(const struct report_opts *o, int argc, const char **argv)
+{
+	int err;
+
+	if (!count_stdin(argc, argv) || (!o->comm && !o->children))
+		return 0;
+	err = stdin__make_rereadable();
+	if (err)
+		return error("cannot keep standard input to read it twice: %s", strerror(-err));
+	return 0;
+}
+
 /* the mode of the options: 0, or -1 after an error in their combination */
-static int check_options(const struct report_opts *o, int argc,
+static int check_options(const struct report_opts *o, int argc, const char **argv,
 			 const struct report_mode **modep)
 {
 	const bool given[RO_MAX] = {
@@ -1515,6 +1801,8 @@ static int check_options(const struct report_opts *o, int argc,
 	if (mode->artifacts == 1 && argc != 1)
 		return error(argc ? "one artifact at a time (or --diff <base> <head>)" :
 			     "which artifact? e.g. memtrack report 1234.MemtrackArtifact.msgpack");
+	if (count_stdin(argc, argv) > 1)
+		return error("standard input ('-') can be one of the artifacts, not both");
 	*modep = mode;
 	return 0;
 }
@@ -1536,13 +1824,13 @@ static int parse_count(const char *opt, const char *arg, unsigned int *v)
 /* --sort, --top, --stack-depth and --weight */
 static int parse_site_options(struct report_opts *o)
 {
-	o->top = DEFAULT_TOP;
+	o->top = o->html ? HTML_DEFAULT_TOP : DEFAULT_TOP;
 	/* a flame graph has whole stacks unless asked otherwise */
 	o->depth = o->flamegraph ? 0 : DEFAULT_STACK_DEPTH;
 	if (o->sort) {
 		o->sort_key = report_site_key__parse(o->sort);
 		if (o->sort_key < 0)
-			return error("--sort expects bytes, calls, peak or leaked, not '%s'",
+			return error("--sort expects bytes, calls, peak, leaked or temporary, not '%s'",
 				     o->sort);
 	}
 	if (o->top_arg && parse_count("--top", o->top_arg, &o->top))
@@ -1550,9 +1838,14 @@ static int parse_site_options(struct report_opts *o)
 	if (o->depth_arg && parse_count("--stack-depth", o->depth_arg, &o->depth))
 		return -1;
 	if (o->weight) {
-		if (strcmp(o->weight, "bytes") && strcmp(o->weight, "count"))
-			return error("--weight expects bytes or count, not '%s'", o->weight);
-		o->weight_calls = !strcmp(o->weight, "count");
+		/* "count", the name --weight had before it took every key */
+		int k = strcmp(o->weight, "count") ? report_site_key__parse(o->weight) :
+			REPORT_SITE_CALLS;
+
+		if (k < 0)
+			return error("--weight expects bytes, calls, peak, leaked or temporary, "
+				     "not '%s'", o->weight);
+		o->weight_key = k;
 	}
 	return 0;
 }
@@ -1576,9 +1869,11 @@ int cmd_report(int argc, const char **argv)
 	struct report_opts o = { .sort_key = -1 };
 	const char *const usage[] = {
 		"memtrack report [<options>] <artifact>",
-		"memtrack report --flamegraph [--weight=<bytes|count>] <artifact>",
+		"memtrack report --flamegraph [--weight=<key>] <artifact>",
 		"memtrack report --diff <base> <head>",
 		"memtrack report [--diff] --fail-if=<limit>... <artifact>...",
+		"memtrack report --pprof <file> <artifact>",
+		"memtrack report --html <file> [--diff <base>] <artifact>",
 		NULL
 	};
 	struct option options[] = {
@@ -1587,10 +1882,14 @@ int cmd_report(int argc, const char **argv)
 		OPT_BOOLEAN(0, "diff", &o.diff, "compare two artifacts: <base> <head>"),
 		OPT_BOOLEAN(0, "flamegraph", &o.flamegraph,
 			    "print folded stacks for flame graphs"),
-		OPT_STRING(0, "weight", &o.weight, "bytes|count",
-			   "--flamegraph: weigh stacks by bytes allocated (default) or calls"),
-		OPT_STRING(0, "sort", &o.sort, "bytes|calls|peak|leaked",
-			   "one table of call sites, by this key (default: all four)"),
+		OPT_STRING(0, "pprof", &o.pprof, "file",
+			   "write a gzipped pprof profile of every stack ('-': stdout)"),
+		OPT_STRING(0, "html", &o.html, "file",
+			   "write a page: flame graph, timeline, tables ('-': stdout)"),
+		OPT_STRING(0, "weight", &o.weight, "key",
+			   "--flamegraph: weigh stacks by a --sort key (default: bytes)"),
+		OPT_STRING(0, "sort", &o.sort, "bytes|calls|peak|leaked|temporary",
+			   "one table of call sites, by this key (default: all five)"),
 		OPT_STRING(0, "top", &o.top_arg, "n", "call sites per table (default 10, 0: all)"),
 		OPT_STRING(0, "stack-depth", &o.depth_arg, "n",
 			   "frames per call site, deeper ones merged (default 5, 0: all)"),
@@ -1621,8 +1920,10 @@ int cmd_report(int argc, const char **argv)
 	int ret;
 
 	argc = parse_options(argc, argv, options, usage, 0);
-	if (check_options(&o, argc, &mode))
+	if (check_options(&o, argc, argv, &mode))
 		usage_with_options(usage, options);
+	if (prepare_stdin(&o, argc, argv))
+		return 1;
 	if (o.time && parse_time_range(o.time, &o.filter))
 		usage_with_options(usage, options);
 	if (o.pids && parse_report_pids(&o))

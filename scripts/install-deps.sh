@@ -9,14 +9,32 @@ libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time
 libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev shellcheck
 zlib1g-dev libiberty-dev libdebuginfod-dev debuginfod elfutils binutils iproute2 sudo
 asciidoc-base xmlto man-db python3-jsonschema"
-[ $# -gt 0 ] && PACKAGES="$*"
+# report --pprof (protobuf-c) and the decoder of its test; the browser of report --html's
+PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf
+chromium fonts-dejavu-core"
+# node and npm run the browser test (tests/html); Debian's unless some are there already
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
+HTML_TESTS=$(cd "$(dirname "$0")/../tests/html" && pwd)
+if [ $# -gt 0 ]; then
+	PACKAGES="$*"
+	HTML_TESTS=
+fi
+
+# the browser test's npm packages, as tests/html/package-lock.json pins them
+npm_ci() {
+	[ -z "$HTML_TESTS" ] || [ -d "$HTML_TESTS/node_modules/ws" ] ||
+		npm ci --prefix "$HTML_TESTS" --no-audit --no-fund
+}
 
 missing=
 for p in $PACKAGES; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	npm_ci
+	exit 0
+fi
 
 echo "installing:$missing"
 SUDO=
@@ -24,3 +42,4 @@ SUDO=
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+npm_ci

@@ -17,6 +17,7 @@
 #include "out-file.h"
 #include "spawn.h"
 #include "usage.h"
+#include "util.h"
 
 #define MAX_LINKS	40	/* as the kernel's path walk */
 
@@ -318,4 +319,22 @@ int out_file__create_path(const struct run_as *as, const char *path,
 	}
 	a.dir.path = dir;
 	return run_as__call(as, create_at_path, &a, why, OUT_WHY_MAX);
+}
+
+int out_file__write_path(const char *path, const void *data, size_t len,
+			 char why[OUT_WHY_MAX])
+{
+	struct run_as as;
+	int fd, err;
+
+	run_as__from_sudo(&as);
+	fd = out_file__create_path(&as, path, OUT_REPLACE, why);
+	if (fd < 0)
+		return fd;
+	err = write_all(fd, data, len);
+	if (close(fd) && !err)
+		err = -errno;
+	if (err)
+		snprintf(why, OUT_WHY_MAX, "%s", strerror(-err));
+	return err;
 }

@@ -57,4 +57,12 @@ int out_file__create(const struct run_as *as, int dirfd, const char *name,
 int out_file__create_path(const struct run_as *as, const char *path,
 			  enum out_mode mode, char why[OUT_WHY_MAX]);
 
+/*
+ * A whole file written at once, as the invoking user under sudo: path
+ * created as above (OUT_REPLACE) and data written.  0, or -errno with why
+ * filled in.
+ */
+int out_file__write_path(const char *path, const void *data, size_t len,
+			 char why[OUT_WHY_MAX]);
+
 #endif

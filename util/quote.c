@@ -252,3 +252,51 @@ void quote_json(FILE *out, const char *s)
 	}
 	fputc('"', out);
 }
+
+void quote_html(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), n;
+	uint32_t cp;
+
+	while (len) {
+		n = utf8_seq(p, len, &cp);
+		if (!n || (cp < 0x20 && cp != '\t' && cp != '\n') || cp == 0x7f)
+			fputs("\xef\xbf\xbd", out);
+		else if (cp == '&')
+			fputs("&amp;", out);
+		else if (cp == '<')
+			fputs("&lt;", out);
+		else if (cp == '>')
+			fputs("&gt;", out);
+		else if (cp == '"')
+			fputs("&quot;", out);
+		else if (cp == '\'')
+			fputs("&#39;", out);
+		else
+			fwrite(p, 1, n, out);
+		n = n ? n : 1;
+		p += n;
+		len -= n;
+	}
+}
+
+void quote_html_script(FILE *out, const char *json)
+{
+	const unsigned char *p = (const unsigned char *)json;
+	size_t len = strlen(json), n;
+	uint32_t cp;
+
+	while (len) {
+		n = utf8_seq(p, len, &cp);
+		if (!n)
+			fputs("\\ufffd", out);
+		else if (cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 || cp == 0x2029)
+			fprintf(out, "\\u%04x", cp);
+		else
+			fwrite(p, 1, n, out);
+		n = n ? n : 1;
+		p += n;
+		len -= n;
+	}
+}

@@ -4,8 +4,8 @@
 
 /*
  * Strings from artifacts, stats files and file names are data: they reach
- * a terminal, a gnuplot script or JSON only through these, one per output
- * language.  memtrack runs as root on files other users made.
+ * a terminal, a gnuplot script, JSON or HTML only through these, one per
+ * output language.  memtrack runs as root on files other users made.
  */
 
 #include <stddef.h>
@@ -51,5 +51,21 @@ char *utf8_repair(const char *s);
 
 /* JSON: s as a string literal, valid UTF-8 whatever s holds (as above) */
 void quote_json(FILE *out, const char *s);
+
+/*
+ * HTML: s as text, or as the value of an attribute in quotes: & < > " '
+ * as character references; control characters (but tab and newline) and
+ * bytes that are not UTF-8 as U+FFFD.
+ */
+void quote_html(FILE *out, const char *s);
+
+/*
+ * HTML: JSON text (cJSON's) as the content of a <script> element: '<', '>'
+ * and '&' as \u escapes, so that no "</script" or "<!--" in a string ends
+ * or changes the element, and U+2028, U+2029 too; bytes that are not UTF-8
+ * as \ufffd.  These stand only inside strings of JSON, where the escapes
+ * mean the same characters.
+ */
+void quote_html_script(FILE *out, const char *json);
 
 #endif

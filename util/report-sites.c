@@ -18,10 +18,11 @@ struct site_acc {
 	uint64_t stack;
 	bool has_stack;
 	uint64_t bytes, calls;
-	uint64_t live;
-	uint64_t at_peak;		/* live at the peak, when changed since */
+	uint64_t live, live_count;
+	uint64_t at_peak, at_peak_count;	/* live at the peak, when changed since */
 	uint64_t last_change;		/* seq of the last change of live */
 	uint64_t leaked_bytes, leaked_count;
+	uint64_t temporary_count, temporary_bytes;
 };
 
 struct stack_rec {
@@ -68,6 +69,7 @@ static void frame__exit(struct report_frame *f)
 {
 	free(f->module);
 	free(f->symbol);
+	free(f->raw_symbol);
 	free(f->file);
 	free(f->name);
 }
@@ -131,8 +133,10 @@ static int take_frame(struct report_sites *ss, const struct artifact_record *rec
 	f->line = rec->line;
 	f->inlined = rec->inlined;
 	f->module = dup_nonempty(rec->module);
-	f->symbol = rec->symbol && *rec->symbol ?
-		    symbol_name__display(rec->symbol, !ss->raw_names) : NULL;
+	if (rec->symbol && *rec->symbol) {
+		f->symbol = symbol_name__display(rec->symbol, !ss->raw_names);
+		f->raw_symbol = symbol_name__display(rec->symbol, false);
+	}
 	f->file = dup_nonempty(rec->file);
 	return 0;
 }
@@ -237,8 +241,10 @@ static struct site_acc *touch(struct report_sites *ss, uint32_t site, uint64_t s
 	if (!site || site >= ss->nr_acc)
 		return NULL;
 	a = &ss->acc[site];
-	if (a->last_change <= ss->peak_seq)
+	if (a->last_change <= ss->peak_seq) {
 		a->at_peak = a->live;
+		a->at_peak_count = a->live_count;
+	}
 	a->last_change = seq;
 	return a;
 }
@@ -251,6 +257,7 @@ void report_sites__alloc(struct report_sites *ss, uint32_t site, uint64_t size,
 	if (!a)
 		return;
 	a->live += size;
+	a->live_count++;
 	if (counted) {
 		a->bytes += size;
 		a->calls++;
@@ -262,8 +269,10 @@ void report_sites__free(struct report_sites *ss, uint32_t site, uint64_t size,
 {
 	struct site_acc *a = touch(ss, site, seq);
 
-	if (a)
+	if (a) {
 		a->live -= size;
+		a->live_count--;
+	}
 }
 
 void report_sites__peak(struct report_sites *ss, uint64_t seq)
@@ -279,9 +288,22 @@ void report_sites__leak(struct report_sites *ss, uint32_t site, uint64_t size)
 	ss->acc[site].leaked_count++;
 }
 
+void report_sites__temporary(struct report_sites *ss, uint32_t site, uint64_t size)
+{
+	if (!site || site >= ss->nr_acc)
+		return;
+	ss->acc[site].temporary_count++;
+	ss->acc[site].temporary_bytes += size;
+}
+
 static uint64_t acc_peak(const struct report_sites *ss, const struct site_acc *a)
 {
 	return a->last_change <= ss->peak_seq ? a->live : a->at_peak;
+}
+
+static uint64_t acc_peak_count(const struct report_sites *ss, const struct site_acc *a)
+{
+	return a->last_change <= ss->peak_seq ? a->live_count : a->at_peak_count;
 }
 
 /* ---- the join ------------------------------------------------------------ */
@@ -543,8 +565,11 @@ int report_sites__resolve(struct report_sites *ss, unsigned int depth,
 		s->bytes += r->acc->bytes;
 		s->calls += r->acc->calls;
 		s->peak_bytes += acc_peak(ss, r->acc);
+		s->peak_count += acc_peak_count(ss, r->acc);
 		s->leaked_bytes += r->acc->leaked_bytes;
 		s->leaked_count += r->acc->leaked_count;
+		s->temporary_count += r->acc->temporary_count;
+		s->temporary_bytes += r->acc->temporary_bytes;
 	}
 	free(raw);
 	return 0;
@@ -564,6 +589,7 @@ uint64_t report_site__value(const struct report_site *s, enum report_site_key ke
 	case REPORT_SITE_CALLS: return s->calls;
 	case REPORT_SITE_PEAK: return s->peak_bytes;
 	case REPORT_SITE_LEAKED: return s->leaked_bytes;
+	case REPORT_SITE_TEMPORARY: return s->temporary_count;
 	default: return 0;
 	}
 }
@@ -613,11 +639,42 @@ size_t report_site_list__top(const struct report_site_list *l, enum report_site_
 	return n && n < k ? n : k;
 }
 
+static bool site_listed(const struct report_site **v, size_t n, const struct report_site *p)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == p)
+			return true;
+	return false;
+}
+
+size_t report_site_list__tops(const struct report_site_list *l, size_t n,
+			      enum report_site_key only, const struct report_site **out)
+{
+	const struct report_site **top = malloc((l->nr ? l->nr : 1) * sizeof(*top));
+	size_t i, j, k, nr = 0, nonzero;
+
+	if (!top)
+		return SIZE_MAX;
+	for (k = 0; k < REPORT_SITE_KEYS; k++) {
+		if (only < REPORT_SITE_KEYS && only != k)
+			continue;
+		j = report_site_list__top(l, k, n, top, &nonzero);
+		for (i = 0; i < j; i++)
+			if (!site_listed(out, nr, top[i]))
+				out[nr++] = top[i];
+	}
+	free(top);
+	return nr;
+}
+
 static const char *const key_names[REPORT_SITE_KEYS] = {
 	[REPORT_SITE_BYTES] = "bytes",
 	[REPORT_SITE_CALLS] = "calls",
 	[REPORT_SITE_PEAK] = "peak",
 	[REPORT_SITE_LEAKED] = "leaked",
+	[REPORT_SITE_TEMPORARY] = "temporary",
 };
 
 int report_site_key__parse(const char *name)
@@ -757,8 +814,8 @@ static int cmp_folded(const void *x, const void *y)
 	return strcmp(a->line, b->line);
 }
 
-int report_sites__folded(struct report_sites *ss, unsigned int depth, bool calls,
-			 struct report_folded **out, size_t *nr)
+int report_sites__folded(struct report_sites *ss, unsigned int depth,
+			 enum report_site_key key, struct report_folded **out, size_t *nr)
 {
 	struct report_site_list l;
 	struct report_folded *f;
@@ -776,7 +833,7 @@ int report_sites__folded(struct report_sites *ss, unsigned int depth, bool calls
 		return -ENOMEM;
 	}
 	for (i = 0; i < l.nr; i++) {
-		uint64_t w = calls ? l.sites[i].calls : l.sites[i].bytes;
+		uint64_t w = report_site__value(&l.sites[i], key);
 
 		if (!w)
 			continue;
@@ -802,6 +859,64 @@ int report_sites__folded(struct report_sites *ss, unsigned int depth, bool calls
 	*out = f;
 	*nr = k;
 	return 0;
+}
+
+/* the lines of b and h merged by line: a line's base weight from b */
+static struct report_folded *folded_join(struct report_folded *b, size_t nb,
+					 struct report_folded *h, size_t nh, size_t *nr)
+{
+	struct report_folded *f = calloc(nb + nh + 1, sizeof(*f));
+	size_t i = 0, j = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	while (i < nb || j < nh) {
+		int r = i == nb ? 1 : j == nh ? -1 : strcmp(b[i].line, h[j].line);
+
+		if (r < 0) {
+			f[n] = (struct report_folded){ b[i].line, 0, b[i].weight };
+			i++;
+		} else if (r > 0) {
+			f[n] = (struct report_folded){ h[j].line, h[j].weight, 0 };
+			j++;
+		} else {
+			f[n] = (struct report_folded){ h[j].line, h[j].weight, b[i].weight };
+			free(b[i].line);
+			i++;
+			j++;
+		}
+		n++;
+	}
+	*nr = n;
+	return f;
+}
+
+int report_sites__folded_diff(struct report_sites *base, struct report_sites *head,
+			      unsigned int depth, enum report_site_key key,
+			      struct report_folded **out, size_t *nr)
+{
+	struct report_folded *b = NULL, *h = NULL;
+	size_t nb = 0, nh = 0;
+	int err;
+
+	*out = NULL;
+	*nr = 0;
+	err = report_sites__folded(base, depth, key, &b, &nb);
+	if (!err)
+		err = report_sites__folded(head, depth, key, &h, &nh);
+	if (!err) {
+		*out = folded_join(b, nb, h, nh, nr);
+		if (*out) {
+			/* the lines moved to *out */
+			free(b);
+			free(h);
+			return 0;
+		}
+		err = -ENOMEM;
+	}
+	report_folded__free(b, nb);
+	report_folded__free(h, nh);
+	return err;
 }
 
 void report_folded__free(struct report_folded *f, size_t nr)

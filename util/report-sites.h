@@ -31,6 +31,7 @@ enum report_site_key {
 	REPORT_SITE_CALLS,		/* blocks allocated */
 	REPORT_SITE_PEAK,		/* live bytes at the whole tree's peak */
 	REPORT_SITE_LEAKED,		/* bytes still live at the end */
+	REPORT_SITE_TEMPORARY,		/* temporary allocations (report-summary.h) */
 	REPORT_SITE_KEYS,
 };
 
@@ -55,6 +56,7 @@ struct report_frame {
 	char *module, *file;		/* NULL when absent or empty */
 	char *symbol;			/* demangled (unless asked not to), without a
 					 * version suffix; NULL when absent or empty */
+	char *raw_symbol;		/* as the binary spells it, without the suffix */
 	char *name;			/* symbol, module basename+0xoffset, or [unknown] */
 };
 
@@ -63,8 +65,9 @@ struct report_site {
 	uint64_t stack;			/* the smallest stack id of the site */
 	uint32_t nr_stacks;		/* stacks merged into this site */
 	uint64_t bytes, calls;
-	uint64_t peak_bytes;		/* live at the whole tree's peak */
+	uint64_t peak_bytes, peak_count;	/* live at the whole tree's peak */
 	uint64_t leaked_bytes, leaked_count;
+	uint64_t temporary_count, temporary_bytes;
 	uint32_t nr_frames;		/* at most the depth */
 	const struct report_frame *const *frames;	/* innermost first */
 };
@@ -105,6 +108,8 @@ void report_sites__free(struct report_sites *ss, uint32_t site, uint64_t size,
 void report_sites__peak(struct report_sites *ss, uint64_t seq);
 /* a block of site still live at the end */
 void report_sites__leak(struct report_sites *ss, uint32_t site, uint64_t size);
+/* a block of site was a temporary allocation (counted when freed) */
+void report_sites__temporary(struct report_sites *ss, uint32_t site, uint64_t size);
 
 /* the artifact has call stacks: an event with "stack", or a Stack record */
 bool report_sites__has_stacks(const struct report_sites *ss);
@@ -145,7 +150,14 @@ void report_site_ptrs__sort(const struct report_site **v, size_t n,
 			    enum report_site_key key);
 size_t report_site_list__top(const struct report_site_list *l, enum report_site_key key,
 			     size_t n, const struct report_site **out, size_t *nonzero);
-/* "bytes", "calls", "peak", "leaked" -> key; -1 when unknown */
+/*
+ * The union of the tops of every key (or of only, when < REPORT_SITE_KEYS):
+ * each site once, in the order met, into out[] (room for l->nr); returns
+ * how many, SIZE_MAX when out of memory.
+ */
+size_t report_site_list__tops(const struct report_site_list *l, size_t n,
+			      enum report_site_key only, const struct report_site **out);
+/* "bytes", "calls", "peak", "leaked", "temporary" -> key; -1 when unknown */
 int report_site_key__parse(const char *name);
 const char *report_site_key__name(enum report_site_key key);
 
@@ -161,17 +173,26 @@ int report_site_list__diff(const struct report_site_list *base,
 
 /*
  * Folded stacks for flame graphs: one line per distinct stack of frame
- * names (its depth innermost frames; 0: all), root first, "a;b;c" (';' in a name becomes ':'), weighed by the
- * bytes allocated or, with calls, the blocks; lines of weight 0 are left
- * out.  Sorted by line.  0 or -ENOMEM.
+ * names (its depth innermost frames; 0: all), root first, "a;b;c" (';' in
+ * a name becomes ':'), weighed by the key; lines of weight 0 are left out.
+ * Sorted by line.  0 or -ENOMEM.
  */
 struct report_folded {
 	char *line;
 	uint64_t weight;
+	uint64_t base;			/* report_sites__folded_diff(): base's weight */
 };
 
-int report_sites__folded(struct report_sites *ss, unsigned int depth, bool calls,
-			 struct report_folded **out, size_t *nr);
+int report_sites__folded(struct report_sites *ss, unsigned int depth,
+			 enum report_site_key key, struct report_folded **out, size_t *nr);
+/*
+ * The same for two artifacts, as difffolded.pl pairs them: every line of
+ * either, with base's weight (base) and head's (weight); lines where both
+ * are 0 are left out.  0 or -ENOMEM.
+ */
+int report_sites__folded_diff(struct report_sites *base, struct report_sites *head,
+			      unsigned int depth, enum report_site_key key,
+			      struct report_folded **out, size_t *nr);
 void report_folded__free(struct report_folded *f, size_t nr);
 
 #endif

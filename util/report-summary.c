@@ -215,6 +215,7 @@ static bool heap_check_peak(struct report_heap *h, uint64_t ts)
 	if (h->live_bytes <= h->peak_bytes)
 		return false;
 	h->peak_bytes = h->live_bytes;
+	h->peak_count = h->live_count;
 	h->peak_ts = ts;
 	return true;
 }
@@ -335,6 +336,8 @@ static void on_free(struct event_ctx *c, uint64_t addr, bool is_free)
 	}
 	if (!e)
 		return;
+	if (c->s->sites && temporary && c->counted)
+		report_sites__temporary(c->s->sites, e->site, e->size);
 	if (c->s->sites)
 		report_sites__free(c->s->sites, e->site, e->size, c->s->records);
 	live_table__remove(c->s->live, e);

@@ -45,6 +45,7 @@ struct report_heap {
 	uint64_t bytes_allocated, bytes_freed;
 	uint64_t live_count, live_bytes;
 	uint64_t peak_bytes, peak_ts;	/* peak_ts: the event's timestamp */
+	uint64_t peak_count;		/* blocks live at the peak */
 	uint64_t leaked_count, leaked_bytes;	/* still live at the end */
 	uint64_t suppressed_count, suppressed_bytes;	/* live at the end, not leaks */
 	uint64_t unknown_frees;

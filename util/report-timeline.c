@@ -110,32 +110,72 @@ static int by_peak(const void *a, const void *b)
 	return x->peak < y->peak ? 1 : x->peak > y->peak ? -1 : 0;
 }
 
-/* one data block, numbers only: seconds and bytes, a step per bin, carried forward */
-static void write_block(const struct timeline *tl, const struct series *s,
-			FILE *out, unsigned int idx)
+typedef void point_fn(double t_ns, double bytes, void *arg);
+
+/*
+ * The points of a series, a step per bin from its first: the bin's start
+ * and largest value, the last one carried forward over bins without any;
+ * a 0 first, where it starts.  Returns how many.
+ */
+static size_t series_points(const struct timeline *tl, const struct series *s,
+			    point_fn *point, void *arg)
 {
 	double carried = 0;
-	bool started = false;
-	size_t i;
+	size_t i, n = 0;
 
-	fprintf(out, "$s%u << EOD\n", idx);
 	for (i = 0; i < tl->nr; i++) {
-		double t = timeline__bin_start(tl, i) / 1e9;
+		double t = timeline__bin_start(tl, i);
 		double max = s->max.v[i];
 
-		if (isnan(max) && !started)
+		if (isnan(max) && !n)
 			continue;
-		if (!started)
-			fprintf(out, "%.9f 0\n", t);
-		started = true;
-		fprintf(out, "%.9f %.0f\n", t, isnan(max) ? carried : max);
+		if (!n) {
+			point(t, 0, arg);
+			n++;
+		}
+		point(t, isnan(max) ? carried : max, arg);
+		n++;
 		if (!isnan(s->last.v[i]))
 			carried = s->last.v[i];
 	}
+	return n;
+}
+
+static void gnuplot_point(double t_ns, double bytes, void *arg)
+{
+	fprintf(arg, "%.9f %.0f\n", t_ns / 1e9, bytes);
+}
+
+/* one data block, numbers only: seconds and bytes */
+static void write_block(const struct timeline *tl, const struct series *s,
+			FILE *out, unsigned int idx)
+{
+	fprintf(out, "$s%u << EOD\n", idx);
 	/* a series needs two points to be drawn, even one without heap events */
-	if (!started)
+	if (!series_points(tl, s, gnuplot_point, out))
 		fprintf(out, "0 0\n1e-06 0\n");
 	fprintf(out, "EOD\n");
+}
+
+/*
+ * The max_series processes of highest peak, then the total, into order[]
+ * (room for every series); returns how many.
+ */
+static unsigned int order_series(struct report_timeline *rt, unsigned int max_series,
+				 struct series **order)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < rt->nr_series; i++)
+		if (rt->series[i].key != REPORT_TIMELINE_TOTAL)
+			order[n++] = &rt->series[i];
+	qsort(order, n, sizeof(*order), by_peak);
+	if (n > max_series)
+		n = max_series;
+	for (i = 0; i < rt->nr_series; i++)
+		if (rt->series[i].key == REPORT_TIMELINE_TOTAL)
+			order[n++] = &rt->series[i];
+	return n;
 }
 
 static void write_settings(FILE *out, const char *output, uint64_t peak)
@@ -160,18 +200,10 @@ int report_timeline__write_gnuplot(struct report_timeline *rt, FILE *out,
 
 	if (!order)
 		return -ENOMEM;
-	for (i = 0; i < rt->nr_series; i++) {
-		if (rt->series[i].key != REPORT_TIMELINE_TOTAL)
-			order[n++] = &rt->series[i];
+	for (i = 0; i < rt->nr_series; i++)
 		if (rt->series[i].peak > peak)
 			peak = rt->series[i].peak;
-	}
-	qsort(order, n, sizeof(*order), by_peak);
-	if (n > max_series)
-		n = max_series;
-	for (i = 0; i < rt->nr_series; i++)
-		if (rt->series[i].key == REPORT_TIMELINE_TOTAL)
-			order[n++] = &rt->series[i];
+	n = order_series(rt, max_series, order);
 
 	write_settings(out, output, peak);
 	for (i = 0; i < n; i++)
@@ -193,4 +225,71 @@ int report_timeline__write_gnuplot(struct report_timeline *rt, FILE *out,
 	fprintf(out, "\n");
 	free(order);
 	return ferror(out) ? -EIO : 0;
+}
+
+struct points_ctx {
+	struct report_timeline_series *s;
+	size_t n;
+};
+
+static void store_point(double t_ns, double bytes, void *arg)
+{
+	struct points_ctx *c = arg;
+
+	if (c->s->t_ns) {
+		c->s->t_ns[c->n] = t_ns;
+		c->s->bytes[c->n] = bytes;
+	}
+	c->n++;
+}
+
+/* one series' points: counted first, then stored */
+static int export_series(const struct timeline *tl, const struct series *s,
+			 struct report_timeline_series *out)
+{
+	struct points_ctx c = { .s = out };
+
+	out->key = s->key;
+	out->peak = s->peak;
+	out->n = series_points(tl, s, store_point, &c);
+	out->t_ns = malloc((out->n + 1) * sizeof(*out->t_ns));
+	out->bytes = malloc((out->n + 1) * sizeof(*out->bytes));
+	if (!out->t_ns || !out->bytes)
+		return -ENOMEM;
+	c.n = 0;
+	series_points(tl, s, store_point, &c);
+	return 0;
+}
+
+int report_timeline__export(struct report_timeline *rt, unsigned int max_series,
+			    struct report_timeline_series **out, size_t *nr)
+{
+	struct series **order = calloc(rt->nr_series + 1, sizeof(*order));
+	struct report_timeline_series *v = calloc(rt->nr_series + 1, sizeof(*v));
+	unsigned int i, n = 0;
+	int err = order && v ? 0 : -ENOMEM;
+
+	if (!err)
+		n = order_series(rt, max_series, order);
+	for (i = 0; !err && i < n; i++)
+		err = export_series(&rt->tl, order[i], &v[i]);
+	free(order);
+	if (err) {
+		report_timeline_series__free(v, n);
+		return err;
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+void report_timeline_series__free(struct report_timeline_series *v, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; v && i < nr; i++) {
+		free(v[i].t_ns);
+		free(v[i].bytes);
+	}
+	free(v);
 }

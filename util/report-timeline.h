@@ -36,4 +36,20 @@ int report_timeline__write_gnuplot(struct report_timeline *tl, FILE *out,
 				   const char *output, unsigned int max_series,
 				   report_timeline_name_fn *name, void *arg);
 
+/* a series as points: a step per bin (report --html draws them) */
+struct report_timeline_series {
+	int32_t key;			/* a pid, or REPORT_TIMELINE_TOTAL */
+	uint64_t peak;
+	size_t n;
+	double *t_ns, *bytes;		/* n points: nanoseconds from the start, live bytes */
+};
+
+/*
+ * The max_series processes of highest peak, then the total, as points into
+ * *out (free with report_timeline_series__free()); 0 or -ENOMEM.
+ */
+int report_timeline__export(struct report_timeline *rt, unsigned int max_series,
+			    struct report_timeline_series **out, size_t *nr);
+void report_timeline_series__free(struct report_timeline_series *v, size_t nr);
+
 #endif

@@ -79,10 +79,13 @@ usage_error() {
 	expect_eq "report $*" "error: $want" "$(head -1 "$tmp/err")"
 }
 
-# the modes (summary, --dump, --diff, --flamegraph) and the options each takes
+# the modes (summary, --dump, --diff, --flamegraph, both) and the options each takes
 test_modes() {
 	usage_error "--dump and --flamegraph cannot be used together" --dump --flamegraph x
-	usage_error "--diff and --flamegraph cannot be used together" --flamegraph --diff x y
+	usage_error "--dump and --diff cannot be used together" --diff --dump x y
+	usage_error "--diff --flamegraph prints every stack of two: --pid does not apply" \
+		--flamegraph --diff --pid 1 x y
+	usage_error "--diff --flamegraph needs two artifacts: <base> <head>" --flamegraph --diff x
 	usage_error "--dump prints every record: --pid does not apply" --dump --pid 1 x
 	usage_error "--dump prints every record: --stack-depth does not apply" --dump --stack-depth 2 x
 	usage_error "--diff compares two artifacts: --timeline does not apply" --diff --timeline t.png x y

@@ -21,20 +21,20 @@ section() {
 
 test_text() {
 	expect_eq "report exits 0" 0 "$(status "$MEMTRACK" report "$tmp/stacks.msgpack")"
-	expect_eq "four sections" 4 "$(grep -c '^Call sites by ' "$tmp/out")"
+	expect_eq "five sections" 5 "$(grep -c '^Call sites by ' "$tmp/out")"
 	section 'Call sites by bytes allocated' "$tmp/out" >"$tmp/bytes"
 	expect_line "bytes title" '^Call sites by bytes allocated, top 6 of 6$' "$tmp/bytes"
-	expect_line "aligned header" '^ +# +ALLOCATED +CALLS +AT PEAK +LEAKED +BLOCKS$' "$tmp/bytes"
-	expect_line "first site row" '^ +1 +1\.0 KiB +2 +1\.0 KiB +1\.0 KiB +2$' "$tmp/bytes"
+	expect_line "aligned header" '^ +# +ALLOCATED +CALLS +AT PEAK +LEAKED +BLOCKS +TEMPORARY$' "$tmp/bytes"
+	expect_line "first site row" '^ +1 +1\.0 KiB +2 +1\.0 KiB +1\.0 KiB +2 +0$' "$tmp/bytes"
 	expect_eq "first site's frames" "libweird.so+0x1234|parse;config+0x8 (app) parse.c:3|main+0x40 (app) app.c:40|__libc_start_main+0x80 (libc.so.6)" \
 		"$(sed -n '4,7p' "$tmp/bytes" | sed 's/^ *//' | paste -sd'|')"
 	expect_line "site without a Frame record" '^ +\[unknown\] \(frame 99 has no Frame record\)$' "$tmp/bytes"
 	expect_line "allocations without a stack" '^ +\[no call stack\]$' "$tmp/bytes"
 	section 'Call sites by contribution' "$tmp/out" >"$tmp/peak"
 	expect_line "peak title" '^Call sites by contribution to the peak \(1\.4 KiB at 0\.000008 s\), top 3 of 3$' "$tmp/peak"
-	expect_line "peak: make_buffer 400 B" '^ +2 +500 B +2 +400 B +0 B +0$' "$tmp/peak"
+	expect_line "peak: make_buffer 400 B" '^ +2 +500 B +2 +400 B +0 B +0 +0$' "$tmp/peak"
 	section 'Call sites by bytes leaked' "$tmp/out" >"$tmp/leaked"
-	expect_line "leaked: 64 B in one block" '^ +2 +364 B +2 +0 B +64 B +1$' "$tmp/leaked"
+	expect_line "leaked: 64 B in one block" '^ +2 +364 B +2 +0 B +64 B +1 +0$' "$tmp/leaked"
 }
 
 test_sort_top_depth() {
@@ -42,7 +42,7 @@ test_sort_top_depth() {
 	expect_eq "--sort: one section" "Call sites by calls, top 2 of 6" "$(grep '^Call sites' "$tmp/out")"
 	expect_eq "--top 2: two rows" 2 "$(grep -Ec '^ +[0-9]+ +[0-9.]+ [KMG]?i?B ' "$tmp/out")"
 	"$MEMTRACK" report --sort bytes --top 0 --stack-depth 1 "$tmp/stacks.msgpack" >"$tmp/out"
-	expect_line "--stack-depth 1 merges make_buffer" '^ +2 +864 B +4 +400 B +64 B +1$' "$tmp/out"
+	expect_line "--stack-depth 1 merges make_buffer" '^ +2 +864 B +4 +400 B +64 B +1 +0$' "$tmp/out"
 	expect_eq "--stack-depth 1: one frame per site" "make_buffer+0x10 (app) app.c:12" \
 		"$(grep -A1 '^ *2 *864 B' "$tmp/out" | tail -1 | sed 's/^ *//')"
 	expect_eq "--top 0: all five sites" "Call sites by bytes allocated, top 5 of 5" "$(grep '^Call sites' "$tmp/out")"
@@ -54,7 +54,7 @@ test_json() {
 	local j=$tmp/j
 	"$MEMTRACK" report --json "$tmp/stacks.msgpack" >"$j"
 	expect_eq "sites by bytes" "13 10 12 11 14 null" "$(jq -r '[.sites[].stack | tostring] | join(" ")' "$j")"
-	expect_eq "site keys" true "$(jq '.sites | all(has("stack") and has("bytes") and has("calls") and has("peak_bytes") and has("leaked_bytes") and has("leaked_count") and has("frames"))' "$j")"
+	expect_eq "site keys" true "$(jq '.sites | all(has("stack") and has("bytes") and has("calls") and has("peak_bytes") and has("leaked_bytes") and has("leaked_count") and has("temporary_count") and has("temporary_bytes") and has("peak_count") and has("frames"))' "$j")"
 	expect_eq "S13 figures" "1050 2 1050 1050 2" \
 		"$(jq -r '.sites[0] | [.bytes, .calls, .peak_bytes, .leaked_bytes, .leaked_count] | map(tostring) | join(" ")' "$j")"
 	expect_eq "a frame" '{"symbol":"main","module":"/usr/bin/app","offset":64,"file":"app.c","line":40,"inlined":false}' \
@@ -112,10 +112,29 @@ test_diff() {
 	expect_line "text: a side without stacks" "^  no call stacks in '$tmp/nostacks.msgpack': record with 'memtrack track --call-graph fp'\$" "$tmp/out"
 }
 
+# temporary.msgpack: make_buffer 1 temporary (100 B), make_list 2 (600 B)
+test_temporary() {
+	local t=$tmp/temporary.msgpack
+	"$MEMTRACK" report --sort temporary "$t" >"$tmp/out"
+	expect_eq "--sort temporary: its table" "Call sites by temporary allocations, top 2 of 2" \
+		"$(grep '^Call sites' "$tmp/out")"
+	expect_line "make_list first, 2 temporary" '^ +1 +800 B +3 +500 B +0 B +0 +2$' "$tmp/out"
+	"$MEMTRACK" report --json --sort temporary "$t" >"$tmp/j"
+	expect_eq "json: in temporary order" "make_list 2 600|make_buffer 1 100" \
+		"$(jq -r '[.sites[] | "\(.frames[0].symbol) \(.temporary_count) \(.temporary_bytes)"] | join("|")' "$tmp/j")"
+	expect_eq "json: the tree's temporary are the sites'" "$(json_get "$tmp/j" .temporary_count)" \
+		"$(jq '[.sites[].temporary_count] | add' "$tmp/j")"
+	"$MEMTRACK" report --json "$tmp/stacks.msgpack" >"$tmp/j"
+	expect_eq "json: blocks live at the peak" "4 4" \
+		"$(jq -r '"\(.peak_count) \([.sites[].peak_count] | add)"' "$tmp/j")"
+	"$MEMTRACK" report --diff --sort temporary "$tmp/stacks.msgpack" "$t" >"$tmp/out"
+	expect_line "--diff --sort temporary" '^ +1 +0 +2 +\+2 +new$' "$tmp/out"
+}
+
 test_usage() {
 	local a=$tmp/stacks.msgpack
 	expect_eq "bad --sort" 129 "$(status "$MEMTRACK" report --sort size "$a")"
-	expect_line "bad --sort message" "^error: --sort expects bytes, calls, peak or leaked, not 'size'" "$tmp/err"
+	expect_line "bad --sort message" "^error: --sort expects bytes, calls, peak, leaked or temporary, not 'size'" "$tmp/err"
 	expect_eq "bad --top" 129 "$(status "$MEMTRACK" report --top -3 "$a")"
 	expect_eq "bad --stack-depth" 129 "$(status "$MEMTRACK" report --stack-depth many "$a")"
 	expect_eq "--dump --sort" 129 "$(status "$MEMTRACK" report --dump --sort bytes "$a")"
@@ -127,5 +146,6 @@ test_json
 test_no_stacks
 test_attached
 test_diff
+test_temporary
 test_usage
 finish

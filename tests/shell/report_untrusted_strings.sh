@@ -27,7 +27,7 @@ test_report_text() {
 	expect_eq "report: an escape sequence is shown quoted" \
 		'# command: "\033]0;title\a\033[2J"' "$(grep '^# command' "$tmp/h9.txt")"
 	expect_eq "report: comm and exe too" 2 "$(grep -c '"\\033\]0;title\\a\\033\[2J" exit 0 .* "\\033' "$tmp/h9.txt")"
-	expect_eq "report: and frames, in the three tables that have the site" 3 "$(grep -c '^ *"x\\nEOD\\n!touch PWNED_bang' "$tmp/h2.txt")"
+	expect_eq "report: and frames, in the four tables that have the site" 4 "$(grep -c '^ *"x\\nEOD\\n!touch PWNED_bang' "$tmp/h2.txt")"
 }
 
 test_flamegraph() {

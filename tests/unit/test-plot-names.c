@@ -34,6 +34,9 @@ static const char *const hostile[] = {
 	"\x1b]0;title\x07\x1b[2J",
 	"\xff\xfe not UTF-8",
 	"\"; `touch PWNED_dq`; \"",
+	/* HTML: a script element that ends early, markup with handlers, references */
+	"</script><script>window.pwned=1</script><!--",
+	"<img src=x onerror=\"window.pwned=2\"><svg onload=window.pwned=3> &amp; &lt;b&gt;",
 };
 
 #define HOSTILE_NAMES	((int)ARRAY_SIZE(hostile))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The escaping helpers: what a string from a file becomes in a gnuplot
- * script, on a terminal and in JSON.
+ * script, on a terminal, in JSON and in HTML.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +30,23 @@ static char *json_of(const char *s)
 	fclose(f);
 	return text;
 }
+
+static char *html_of(void (*quote)(FILE *, const char *), const char *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	quote(f, s);
+	fclose(f);
+	return text;
+}
+
+#define CHECK_HTML(fn, in, want) do {					\
+	char *__t = html_of(fn, in);					\
+	CHECK_STR(__t, want, #fn);					\
+	free(__t);							\
+} while (0)
 
 #define CHECK_GNUPLOT(in, want) do {					\
 	char *__t = gnuplot_of(in);					\
@@ -114,6 +131,22 @@ static void test_json(void)
 	CHECK(!utf8_valid("\xf4\x90\x80\x80", 4), "past U+10FFFF");
 }
 
+static void test_html(void)
+{
+	CHECK_HTML(quote_html, "<script>alert('x')</script>",
+		   "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
+	CHECK_HTML(quote_html, "a&b=\"c\"", "a&amp;b=&quot;c&quot;");
+	CHECK_HTML(quote_html, "caf\xc3\xa9\ttab\nline", "caf\xc3\xa9\ttab\nline");
+	CHECK_HTML(quote_html, "\x1b[2J\xff", "\xef\xbf\xbd[2J\xef\xbf\xbd");
+
+	/* the JSON of a string that would end the script element */
+	CHECK_HTML(quote_html_script, "{\"s\":\"</script><script>alert(1)</script>\"}",
+		   "{\"s\":\"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\"}");
+	CHECK_HTML(quote_html_script, "[\"<!--\",\"a&b\"]", "[\"\\u003c!--\",\"a\\u0026b\"]");
+	CHECK_HTML(quote_html_script, "\"\xe2\x80\xa8\xe2\x80\xa9\xff\"", "\"\\u2028\\u2029\\ufffd\"");
+	CHECK_HTML(quote_html_script, "{\"n\":[1,2.5,null]}", "{\"n\":[1,2.5,null]}");
+}
+
 int main(void)
 {
 	test_gnuplot();
@@ -121,5 +154,6 @@ int main(void)
 	test_term_slots();
 	test_term_escape();
 	test_json();
+	test_html();
 	return test_done("test-quote");
 }

@@ -10,7 +10,7 @@
  * `test-report-sites --write <dir>` writes the artifacts into <dir> for the
  * shell tests (tests/shell/report_sites.sh, report_flamegraph.sh):
  * stacks.msgpack, stacks-base.msgpack, stacks-truncated.msgpack,
- * attached.msgpack, nostacks.msgpack.
+ * attached.msgpack, nostacks.msgpack, temporary.msgpack.
  */
 #include "util/artifact.h"
 #include "util/report-sites.h"
@@ -193,6 +193,26 @@ static const struct artifact_spec attached_spec = {
 	stacks, 1, true, true,
 };
 
+/*
+ * temporary allocations: a block freed by the next allocator call of its
+ * thread, of the size and stack of the allocation before (either rule)
+ */
+static const struct ev temporary_events[] = {
+	{ MT_MALLOC, 10, 0x1000, 100, 0, 10 },		/* S10, freed next: temporary */
+	{ MT_FREE, 10, 0x1000, 0, 0, NO_STACK },
+	{ MT_MALLOC, 10, 0x2000, 200, 0, 11 },
+	{ MT_MALLOC, 10, 0x3000, 300, 0, 11 },		/* S11, freed next: temporary */
+	{ MT_FREE, 10, 0x3000, 0, 0, NO_STACK },
+	{ MT_FREE, 10, 0x2000, 0, 0, NO_STACK },	/* not next: not temporary */
+	{ MT_MALLOC, 10, 0x4000, 300, 0, 11 },		/* S11 again: temporary */
+	{ MT_FREE, 10, 0x4000, 0, 0, NO_STACK },
+};
+
+static const struct artifact_spec temporary_spec = {
+	temporary_events, ARRAY_SIZE(temporary_events), frames, ARRAY_SIZE(frames),
+	stacks, 2, false, true,
+};
+
 static const struct ev plain_events[] = {
 	{ MT_MALLOC, 10, 0x1000, 100, 0, NO_STACK },
 	{ MT_MALLOC, 10, 0x2000, 50, 0, NO_STACK },
@@ -348,14 +368,14 @@ static void test_depth(void)
 	report_summary__exit(&sum);
 }
 
-static void check_folded(struct report_sites *ss, unsigned int depth, bool calls,
-			 const char *const *want, size_t nr_want)
+static void check_folded(struct report_sites *ss, unsigned int depth,
+			 enum report_site_key key, const char *const *want, size_t nr_want)
 {
 	struct report_folded *f;
 	size_t n, i;
 	char line[256];
 
-	CHECK(!report_sites__folded(ss, depth, calls, &f, &n), "folded");
+	CHECK(!report_sites__folded(ss, depth, key, &f, &n), "folded");
 	CHECK(n == nr_want, "%zu lines, not %zu", n, nr_want);
 	for (i = 0; i < n && i < nr_want; i++) {
 		snprintf(line, sizeof(line), "%s %" PRIu64, f[i].line, f[i].weight);
@@ -380,6 +400,16 @@ static void test_folded(void)
 		"__libc_start_main;main;parse:config;libweird.so+0x1234 2",
 		"main;[unknown] 1",
 	};
+	static const char *const peak[] = {
+		"__libc_start_main;main;make_buffer 400",
+		"__libc_start_main;main;parse:config;libweird.so+0x1234 1050",
+		"main;[unknown] 10",
+	};
+	static const char *const leaked[] = {
+		"[no stack] 5",
+		"__libc_start_main;main;make_buffer 64",
+		"__libc_start_main;main;parse:config;libweird.so+0x1234 1050",
+	};
 	static const char *const shallow[] = {
 		"[no stack] 5",
 		"main;[unknown] 10",
@@ -392,9 +422,82 @@ static void test_folded(void)
 
 	CHECK(!write_spec(path, &stacks_spec), "write");
 	summarize(path, &sum);
-	check_folded(sum.sites, 0, false, bytes, ARRAY_SIZE(bytes));
-	check_folded(sum.sites, 0, true, count, ARRAY_SIZE(count));
-	check_folded(sum.sites, 2, false, shallow, ARRAY_SIZE(shallow));
+	check_folded(sum.sites, 0, REPORT_SITE_BYTES, bytes, ARRAY_SIZE(bytes));
+	check_folded(sum.sites, 0, REPORT_SITE_CALLS, count, ARRAY_SIZE(count));
+	check_folded(sum.sites, 2, REPORT_SITE_BYTES, shallow, ARRAY_SIZE(shallow));
+	check_folded(sum.sites, 0, REPORT_SITE_PEAK, peak, ARRAY_SIZE(peak));
+	check_folded(sum.sites, 0, REPORT_SITE_LEAKED, leaked, ARRAY_SIZE(leaked));
+	report_summary__exit(&sum);
+}
+
+/* base and head paired by line, as difffolded.pl pairs them */
+static void test_folded_diff(void)
+{
+	static const struct { const char *line; uint64_t base, head; } want[] = {
+		{ "[no stack]", 0, 5 },
+		{ "__libc_start_main;main;make_buffer", 1000, 864 },
+		{ "__libc_start_main;main;make_list", 50, 200 },
+		{ "__libc_start_main;main;parse:config;libweird.so+0x1234", 0, 1050 },
+		{ "main;[unknown]", 0, 10 },
+		{ "main;only_in_base", 300, 0 },
+	};
+	const char *bpath = test_path("base"), *hpath = test_path("head");
+	struct report_summary base, head;
+	struct report_folded *f;
+	size_t n, i;
+
+	CHECK(!write_spec(bpath, &base_spec), "write base");
+	CHECK(!write_spec(hpath, &stacks_spec), "write head");
+	summarize(bpath, &base);
+	summarize(hpath, &head);
+	CHECK(!report_sites__folded_diff(base.sites, head.sites, 0, REPORT_SITE_BYTES, &f, &n),
+	      "folded diff");
+	CHECK_U64(n, ARRAY_SIZE(want), "lines of either");
+	for (i = 0; i < n && i < ARRAY_SIZE(want); i++)
+		CHECK(!strcmp(f[i].line, want[i].line) && f[i].base == want[i].base &&
+		      f[i].weight == want[i].head, "line %zu: '%s' %" PRIu64 " %" PRIu64,
+		      i, f[i].line, f[i].base, f[i].weight);
+	report_folded__free(f, n);
+	report_summary__exit(&base);
+	report_summary__exit(&head);
+}
+
+/* temporary allocations and the blocks live at the peak, per site */
+static void test_temporary_and_peak_count(void)
+{
+	static const char *const temporary[] = {
+		"__libc_start_main;main;make_buffer 1",
+		"__libc_start_main;main;make_list 2",
+	};
+	const char *path = test_path("temporary");
+	struct report_site_list l;
+	struct report_summary sum;
+	const struct report_site *s10, *s11;
+
+	CHECK(!write_spec(path, &temporary_spec), "write");
+	summarize(path, &sum);
+	CHECK_U64(sum.total.temporary_count, 3, "three temporary");
+	CHECK(!report_sites__resolve(sum.sites, 5, REPORT_MATCH_FRAME, &l), "resolve");
+	s10 = site_named(&l, "make_buffer", 10);
+	s11 = site_named(&l, "make_list", 11);
+	CHECK(s10 && s10->temporary_count == 1 && s10->temporary_bytes == 100, "S10 temporary");
+	CHECK(s11 && s11->temporary_count == 2 && s11->temporary_bytes == 600, "S11 temporary");
+	CHECK(s11 && report_site__value(s11, REPORT_SITE_TEMPORARY) == 2, "the temporary key");
+	CHECK(report_site_key__parse("temporary") == REPORT_SITE_TEMPORARY, "its name");
+	report_site_list__exit(&l);
+	check_folded(sum.sites, 0, REPORT_SITE_TEMPORARY, temporary, ARRAY_SIZE(temporary));
+	report_summary__exit(&sum);
+
+	/* at the peak of stacks_spec: S10's 0x5000, S13's 0x4000 and 0x6000, S14's 0x7000 */
+	path = test_path("stacks");
+	CHECK(!write_spec(path, &stacks_spec), "write");
+	summarize(path, &sum);
+	CHECK_U64(sum.total.peak_count, 4, "blocks live at the peak");
+	CHECK(!report_sites__resolve(sum.sites, 5, REPORT_MATCH_FRAME, &l), "resolve");
+	CHECK_U64(site_named(&l, "libweird.so+0x1234", 13)->peak_count, 2, "S13's two");
+	CHECK_U64(site_named(&l, "make_buffer", 10)->peak_count, 1, "S10's one");
+	CHECK_U64(site_named(&l, "make_buffer", 12)->peak_count, 0, "S12's none");
+	report_site_list__exit(&l);
 	report_summary__exit(&sum);
 }
 
@@ -643,6 +746,7 @@ static int write_samples(const char *dir)
 		{ "stacks-base.msgpack", &base_spec },
 		{ "attached.msgpack", &attached_spec },
 		{ "nostacks.msgpack", &plain_spec },
+		{ "temporary.msgpack", &temporary_spec },
 	};
 	struct artifact_spec events_only = stacks_spec;
 	char path[1024], cut[1024];
@@ -685,6 +789,8 @@ int main(int argc, char **argv)
 	test_sites();
 	test_depth();
 	test_folded();
+	test_folded_diff();
+	test_temporary_and_peak_count();
 	test_diff();
 	test_time_window();
 	test_attached_and_plain();

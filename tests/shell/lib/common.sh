@@ -77,6 +77,28 @@ write_samples() {
 	"$gen" --write "$2" >/dev/null
 }
 
+# pprof_decode <profile.pb.gz> <dir>: the profile as JSON (see lib/pprof_decode.py),
+# decoded by Google's protobuf runtime (python3-protobuf) with the Python module that
+# protoc makes from util/profile.proto into <dir>
+pprof_decode() {
+	if [ ! -f "$2/profile_pb2.py" ]; then
+		protoc --proto_path="$TOP/util" --python_out="$2" "$TOP/util/profile.proto" || return 1
+	fi
+	/usr/bin/python3 "$TOP/tests/shell/lib/pprof_decode.py" "$2" "$1"
+}
+
+# browse <page.html> [--screenshot <png>] [--json <file>] [<expression>...] [--page ...]:
+# the pages in Debian's chromium, headless, driven by tests/html/browse.js through the
+# DevTools protocol; what it saw of each (results of the expressions, console, requests)
+# as JSON, to its --json file or to stdout
+browse() {
+	if [ ! -d "$TOP/tests/html/node_modules/ws" ]; then
+		echo "tests/html/node_modules is missing: run scripts/install-deps.sh" >&2
+		return 1
+	fi
+	node "$TOP/tests/html/browse.js" "$@"
+}
+
 # cxx_inline_chain <artifact> [<report options>...]: the frames of cxx_inline's
 # site of 7 calls, innermost first, one a line: "symbol [(inlined)] file:line"
 cxx_inline_chain() {
