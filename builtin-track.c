@@ -482,7 +482,7 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 {
 	struct code_scan scan;
 
-	if (e->exit_code == MT_NEW_CODE_EXEC)
+	if (e->reason == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
 	if (!bpf_track__mode(s->bpf, e->pid)) {
 		bpf_track__resume_attached(s->bpf, e->pid);	/* no longer ours */
@@ -491,11 +491,11 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	}
 	probe_process(s, e->pid, &scan);
 	check_pending(s, e->pid, &scan);
-	if (e->exit_code == MT_NEW_CODE_EXEC)
+	if (e->reason == MT_NEW_CODE_EXEC)
 		check_blind(s, e->pid, &scan);
-	if (s->sym && e->exit_code == MT_NEW_CODE_EXEC)
+	if (s->sym && e->reason == MT_NEW_CODE_EXEC)
 		symbolizer__exec(s->sym, e->pid);
-	else if (s->sym && e->exit_code == MT_NEW_CODE_MMAP)
+	else if (s->sym && e->reason == MT_NEW_CODE_MMAP)
 		symbolizer__snapshot(s->sym, e->pid);
 	bpf_track__resume_attached(s->bpf, e->pid);
 	stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());

@@ -361,7 +361,7 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 	e->kind = MT_NEW_CODE;
 	e->pid = tgid;
 	e->ppid = 0;
-	e->exit_code = reason;
+	e->reason = reason;
 	e->ts = now & ~MT_STOPPED_THEIRS;
 	e->comm[0] = 0;
 	e->filename[0] = 0;

@@ -168,8 +168,10 @@ struct mt_proc_event {
 	__u32 kind;
 	__u32 pid;
 	__u32 ppid;		/* MT_FORK: parent tgid */
-	__s32 exit_code;	/* MT_EXIT: wait status (code << 8 | signal);
-				 * MT_NEW_CODE: MT_NEW_CODE_EXEC or MT_NEW_CODE_MMAP */
+	union {
+		__s32 exit_code;	/* MT_EXIT: wait status (code << 8 | signal) */
+		__s32 reason;		/* MT_NEW_CODE: MT_NEW_CODE_EXEC, _MMAP or _FORK */
+	};
 	__u64 ts;
 	char comm[MT_COMM_LEN];
 	char filename[MT_PATH_LEN];	/* MT_EXEC only */
