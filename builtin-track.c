@@ -92,7 +92,7 @@ static struct track_opts {
 	.heap_ring_size = DEFAULT_HEAP_RING,
 	.poll_ms = 1,
 	.watermark_pct = 75,
-	.compression_level = 3,
+	.compression_level = 1,
 	.call_graph = DEFAULT_CALL_GRAPH,
 };
 
@@ -1432,7 +1432,7 @@ int cmd_track(int argc, const char **argv)
 		OPT_UINTEGER(0, "encoder-threads", &opts.encoder_threads, "n",
 			     "threads compressing the artifact (default: 1 on 2 cores)"),
 		OPT_UINTEGER('z', "compression-level", &opts.compression_level, "n",
-			     "zstd level of the artifact, 1 to 19 (default: 3)"),
+			     "zstd level of the artifact, 1 to 19 (default: 1)"),
 		OPT_STRING('p', "pid", &opts.attach_pids, "pid[,pid...]",
 			   "track these running processes and their descendants"),
 		OPT_STRING(0, "call-graph", &opts.call_graph, "mode",
