@@ -30,7 +30,8 @@ static void release_stopped(struct poller *p)
 	if (stops == p->stops_seen)
 		return;
 	p->stops_seen = stops;
-	n = pressure__release(p->pressure_fd, p->pressure_flag, pids, MAX_STOPPED_PIDS);
+	n = pressure__release(p->pressure_ops ? p->pressure_ops : &pressure_bpf_ops,
+			      p->pressure_fd, p->pressure_flag, pids, MAX_STOPPED_PIDS);
 	if (n <= 0)
 		return;
 	p->episodes++;
