@@ -159,6 +159,8 @@ int poller__stop(struct poller *p)
 	pthread_join(p->thread, NULL);
 	close(p->epoll_fd);
 	close(p->wake_fd);
+	/* no stale fds: poller__init() (or a restart) makes new ones */
+	p->epoll_fd = p->wake_fd = -1;
 	free(p->released);
 	p->released = NULL;
 	return p->error;
