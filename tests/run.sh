@@ -41,7 +41,7 @@ fail_one() {
 
 # run_one <name> <source> <command...>
 run_one() {
-	local name=$1 limit log rc start elapsed tpid
+	local name=$1 limit log rc start elapsed tpid last
 	limit=$(time_limit "$2")
 	shift 2
 	printf '%-44s' "$name"
@@ -60,11 +60,12 @@ run_one() {
 	rc=$?
 	elapsed=$(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")
 	if { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ "${elapsed%.*}" -ge "$limit" ]; then
-		# what outlived the test (a stopped workload ignores TERM until KILL)
+		# what outlived the test: a process that ignores or handles TERM
 		kill -KILL -- -"$tpid" 2>/dev/null
 		echo " TIMEOUT after ${elapsed}s (limit ${limit}s)"
 		sed 's/^/    | /' "$log" | tail -n 40
-		fail_one "$name" "timed out after ${limit}s; its log ends: $(tail -n 1 "$log")"
+		last=$(tail -n 1 "$log")
+		fail_one "$name" "timed out after ${limit}s${last:+; its log ends: $last}"
 		rm -f "$log"
 		return
 	fi
