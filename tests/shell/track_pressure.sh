@@ -1,6 +1,6 @@
 #!/bin/bash
 # track: back-pressure stops producers instead of dropping; stats rows are sane
-# timeout: 300
+# timeout: 600
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
