@@ -15,7 +15,8 @@
  * since the previous one, deletes their entries (so that a pid's next stop
  * records its new time), and each (pid, stopped_at) pair is in exactly one
  * row; each ring's poller resumes only its own ring's stops; a release of
- * more pids than one pass of keys collects.
+ * more pids than one pass of keys collects; a stop someone else made too is
+ * deleted but not resumed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -425,6 +426,22 @@ static void test_release_many(void)
 	      "only the entry this release deleted");
 }
 
+/* a process someone else stopped too: its entry goes, the stop is theirs to end */
+static void test_their_stop(void)
+{
+	struct stopped_pid out[4];
+	int n;
+
+	reset_bookkeeping();
+	bpf_stop(401, 500 | MT_STOPPED_THEIRS);
+	bpf_stop(402, 600);
+	n = pressure__release(&fake_ops, 0, 0, out, 4);
+	CHECK_U64(n, 2, "both entries released");
+	CHECK_U64(map_n, 0, "both deleted");
+	CHECK(nresumed == 1 && resumed[0] == 402, "only 402 resumed (%d)", nresumed);
+	CHECK(out[0].pid == 401 && out[0].stopped_at == 500, "401's stop time without the flag");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -435,6 +452,7 @@ int main(void)
 	test_release_only_new_stops();
 	test_ring_flags();
 	test_release_many();
+	test_their_stop();
 	remove_file("held.jsonl");
 	remove_file("new.jsonl");
 	rmdir(dir);
