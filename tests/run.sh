@@ -2,29 +2,75 @@
 # Runs the unit tests (build/tests/unit/*) and the shell tests (tests/shell/*.sh).
 # A test exits 0 to pass, 2 to skip (printing "[Skip] <reason>"), anything else fails.
 # Usage: tests/run.sh [<pattern>]   e.g. tests/run.sh report_
+#
+# Time limits: a test is killed, with everything it started, and fails as a
+# timeout after TEST_TIMEOUT seconds (default 60), or after the N of a
+# "# timeout: N" line in its first 15 lines (tests/unit/<name>.c for a unit
+# test).  TIMEOUT_SCALE multiplies every limit (a slow machine, valgrind).
+# Once SUITE_BUDGET seconds (default 2700) have passed, the tests not started
+# yet fail as not run, so the suite ends within its budget plus one limit.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUTPUT=${OUTPUT:-.output}
+TEST_TIMEOUT=${TEST_TIMEOUT:-60}
+TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
+SUITE_BUDGET=${SUITE_BUDGET:-2700}
 pattern=${1:-}
 passed=0 failed=0 skipped=0
 failures=()
 failed_checks=()
+suite_start=$SECONDS
 
 # failure_lines <log>: its failed checks, or its last line when a test died before any check failed
 failure_lines() {
 	grep -m 20 '\[Fail' "$1" || tail -n 1 "$1"
 }
 
+# time_limit <source>: the seconds its "# timeout: N" line gives, else the default
+time_limit() {
+	local n
+	n=$(sed -n '1,15s/^.*[#*] timeout: \([0-9][0-9]*\).*$/\1/p' "$1" 2>/dev/null | head -n 1)
+	echo $(( ${n:-$TEST_TIMEOUT} * TIMEOUT_SCALE ))
+}
+
+fail_one() {
+	failed=$((failed + 1))
+	failures+=("$1")
+	failed_checks+=("$1: $2")
+}
+
+# run_one <name> <source> <command...>
 run_one() {
-	local name=$1 log rc start
-	shift
+	local name=$1 limit log rc start elapsed tpid last
+	limit=$(time_limit "$2")
+	shift 2
+	printf '%-44s' "$name"
+	if [ $((SECONDS - suite_start)) -ge "$SUITE_BUDGET" ]; then
+		echo " NOT RUN: the suite's ${SUITE_BUDGET}s are spent"
+		fail_one "$name" "not run: the suite's ${SUITE_BUDGET}s are spent"
+		return
+	fi
 	log=$(mktemp)
 	start=$(date +%s.%N)
-	timeout -k 10 600 "$@" >"$log" 2>&1
+	# timeout leads a process group of its own: at the limit the test and
+	# every process it started get TERM, and KILL 10 s later
+	timeout -k 10 "$limit" "$@" >"$log" 2>&1 &
+	tpid=$!
+	wait $tpid
 	rc=$?
-	printf '%-44s' "$name"
+	elapsed=$(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")
+	if { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ "${elapsed%.*}" -ge "$limit" ]; then
+		# what outlived the test: a process that ignores or handles TERM
+		kill -KILL -- -"$tpid" 2>/dev/null
+		echo " TIMEOUT after ${elapsed}s (limit ${limit}s)"
+		sed 's/^/    | /' "$log" | tail -n 40
+		last=$(tail -n 1 "$log")
+		fail_one "$name" "timed out after ${limit}s${last:+; its log ends: $last}"
+		rm -f "$log"
+		return
+	fi
 	case $rc in
-	0) passed=$((passed + 1)); echo " ok ($(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")s)" ;;
+	0) passed=$((passed + 1)); echo " ok (${elapsed}s)" ;;
 	2) skipped=$((skipped + 1)); echo " SKIP: $(grep -m1 -o '\[Skip\].*' "$log")" ;;
 	*)
 		failed=$((failed + 1))
@@ -41,11 +87,11 @@ for t in "$OUTPUT"/tests/unit/*; do
 	[ -x "$t" ] || continue
 	case $(basename "$t") in *.o|*.d) continue ;; esac
 	[[ -n "$pattern" && "$(basename "$t")" != *"$pattern"* ]] && continue
-	run_one "unit/$(basename "$t")" "$t"
+	run_one "unit/$(basename "$t")" "tests/unit/$(basename "$t").c" "$t"
 done
 for t in tests/shell/*.sh; do
 	[[ -n "$pattern" && "$(basename "$t")" != *"$pattern"* ]] && continue
-	run_one "shell/$(basename "$t" .sh)" "$t"
+	run_one "shell/$(basename "$t" .sh)" "$t" "$t"
 done
 
 # the failed checks again, last, where a log cut to its tail still shows them

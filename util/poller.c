@@ -30,7 +30,8 @@ static void release_stopped(struct poller *p)
 	if (stops == p->stops_seen)
 		return;
 	p->stops_seen = stops;
-	n = pressure__release(p->pressure_fd, p->pressure_flag, pids, MAX_STOPPED_PIDS);
+	n = pressure__release(p->pressure_ops ? p->pressure_ops : &pressure_bpf_ops,
+			      p->pressure_fd, p->pressure_flag, pids, MAX_STOPPED_PIDS);
 	if (n <= 0)
 		return;
 	p->episodes++;
@@ -158,6 +159,8 @@ int poller__stop(struct poller *p)
 	pthread_join(p->thread, NULL);
 	close(p->epoll_fd);
 	close(p->wake_fd);
+	/* no stale fds: poller__init() (or a restart) makes new ones */
+	p->epoll_fd = p->wake_fd = -1;
 	free(p->released);
 	p->released = NULL;
 	return p->error;

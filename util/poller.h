@@ -8,6 +8,7 @@
 
 #include "bpf/memtrack.h"
 #include "pipeline-stats.h"
+#include "pressure.h"
 #include "ring.h"
 
 #define MAX_STOPPED_PIDS MT_MAX_STOPPED
@@ -22,6 +23,7 @@ struct poller {
 	struct ring ring;
 	unsigned int interval_ms;
 	int pressure_fd;		/* -1: none */
+	const struct pressure_ops *pressure_ops;	/* NULL: pressure_bpf_ops */
 	uint32_t pressure_flag;		/* which stops are this ring's */
 	uint64_t watermark;		/* bytes: stopped processes resume below it */
 	const volatile uint64_t *pressure_stops;	/* BPF's count of stops */

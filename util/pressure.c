@@ -31,16 +31,26 @@ static int bpf_map_call(int cmd, int map_fd, const void *key, void *value_or_nex
 	return syscall(__NR_bpf, cmd, &attr, sizeof(attr)) ? -errno : 0;
 }
 
+static void send_sigcont(pid_t pid)
+{
+	kill(pid, SIGCONT);
+}
+
+const struct pressure_ops pressure_bpf_ops = {
+	.map_call = bpf_map_call,
+	.resume = send_sigcont,
+};
+
 #define KEYS_PER_PASS 1024
 
 /* collects up to max keys of the map, from the first */
-static int collect_keys(int map_fd, uint32_t *keys, int max)
+static int collect_keys(const struct pressure_ops *ops, int map_fd, uint32_t *keys, int max)
 {
 	int n = 0, err;
 
-	err = bpf_map_call(BPF_MAP_GET_NEXT_KEY, map_fd, NULL, &keys[0]);
+	err = ops->map_call(BPF_MAP_GET_NEXT_KEY, map_fd, NULL, &keys[0]);
 	while (!err && ++n < max)
-		err = bpf_map_call(BPF_MAP_GET_NEXT_KEY, map_fd, &keys[n - 1], &keys[n]);
+		err = ops->map_call(BPF_MAP_GET_NEXT_KEY, map_fd, &keys[n - 1], &keys[n]);
 	return err && err != -ENOENT ? err : n;
 }
 
@@ -48,30 +58,32 @@ static int collect_keys(int map_fd, uint32_t *keys, int max)
  * Deletes the entry, then resumes the process, unless someone else has
  * stopped it too: then the stop is theirs to end.  False if already gone.
  */
-static bool resume_key(int map_fd, uint32_t key, uint64_t *stopped_at)
+static bool resume_key(const struct pressure_ops *ops, int map_fd, uint32_t key,
+		       uint64_t *stopped_at)
 {
 	bool theirs;
 
-	if (bpf_map_call(BPF_MAP_LOOKUP_ELEM, map_fd, &key, stopped_at))
+	if (ops->map_call(BPF_MAP_LOOKUP_ELEM, map_fd, &key, stopped_at))
 		*stopped_at = 0;
 	theirs = *stopped_at & MT_STOPPED_THEIRS;
 	*stopped_at &= ~MT_STOPPED_THEIRS;
-	if (bpf_map_call(BPF_MAP_DELETE_ELEM, map_fd, &key, NULL))
+	if (ops->map_call(BPF_MAP_DELETE_ELEM, map_fd, &key, NULL))
 		return false;	/* someone else released it */
 	if (!theirs)
-		kill(key & ~MT_STOPPED_FLAGS, SIGCONT);
+		ops->resume(key & ~MT_STOPPED_FLAGS);
 	return true;
 }
 
 /* resumes the entries whose flag bits are flags, or all with flags ~0 */
-static int release(int map_fd, uint32_t flags, struct stopped_pid *out, int max)
+static int release(const struct pressure_ops *ops, int map_fd, uint32_t flags,
+		   struct stopped_pid *out, int max)
 {
 	uint32_t keys[KEYS_PER_PASS];
 	int n = 0, found, i;
 	bool more;
 
 	do {
-		found = collect_keys(map_fd, keys, KEYS_PER_PASS);
+		found = collect_keys(ops, map_fd, keys, KEYS_PER_PASS);
 		if (found < 0)
 			return found;
 		more = false;
@@ -80,7 +92,7 @@ static int release(int map_fd, uint32_t flags, struct stopped_pid *out, int max)
 
 			if (flags != ~0U && (keys[i] & MT_STOPPED_FLAGS) != flags)
 				continue;
-			if (!resume_key(map_fd, keys[i], &stopped_at))
+			if (!resume_key(ops, map_fd, keys[i], &stopped_at))
 				continue;
 			more = found == KEYS_PER_PASS;
 			if (n < max) {
@@ -93,22 +105,23 @@ static int release(int map_fd, uint32_t flags, struct stopped_pid *out, int max)
 	return n;
 }
 
-int pressure__release(int map_fd, uint32_t ring_flag, struct stopped_pid *out, int max)
+int pressure__release(const struct pressure_ops *ops, int map_fd, uint32_t ring_flag,
+		      struct stopped_pid *out, int max)
 {
-	return release(map_fd, ring_flag, out, max);
+	return release(ops, map_fd, ring_flag, out, max);
 }
 
 int pressure__release_all(int map_fd)
 {
-	return release(map_fd, ~0U, NULL, 0);
+	return release(&pressure_bpf_ops, map_fd, ~0U, NULL, 0);
 }
 
 int pressure__resume_attached(int map_fd, pid_t pid)
 {
 	uint64_t stopped_at;
 
-	return resume_key(map_fd, (uint32_t)pid | MT_STOPPED_FOR_ATTACH, &stopped_at) ?
-	       0 : -ENOENT;
+	return resume_key(&pressure_bpf_ops, map_fd, (uint32_t)pid | MT_STOPPED_FOR_ATTACH,
+			  &stopped_at) ? 0 : -ENOENT;
 }
 
 /*

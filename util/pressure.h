@@ -11,6 +11,19 @@ struct stopped_pid {
 };
 
 /*
+ * How a release reaches the stopped-pids bookkeeping and the processes:
+ * pressure_bpf_ops is bpf(2) on BPF's pressure_stopped map and SIGCONT; a
+ * unit test passes a map of its own and records the resumes.
+ */
+struct pressure_ops {
+	/* BPF_MAP_GET_NEXT_KEY (key NULL: the first), _LOOKUP_ELEM, _DELETE_ELEM: 0 or -errno */
+	int (*map_call)(int cmd, int map_fd, const void *key, void *value_or_next);
+	void (*resume)(pid_t pid);
+};
+
+extern const struct pressure_ops pressure_bpf_ops;
+
+/*
  * Resumes every process that back-pressure on one ring stopped, as the
  * pressure_stopped map records (ring_flag: 0 for events, or
  * MT_STOPPED_BY_STACKS): deletes its entry, then sends SIGCONT (in that
@@ -18,7 +31,8 @@ struct stopped_pid {
  * never left stopped).  The first max are stored in out.  Returns how
  * many were resumed, or -errno.
  */
-int pressure__release(int map_fd, uint32_t ring_flag, struct stopped_pid *out, int max);
+int pressure__release(const struct pressure_ops *ops, int map_fd, uint32_t ring_flag,
+		      struct stopped_pid *out, int max);
 /* the same for every entry, also the processes stopped for attaching */
 int pressure__release_all(int map_fd);
 /* resumes a process that was stopped until its new code was inspected */

@@ -19,6 +19,7 @@
 struct live_entry {
 	uint64_t addr;			/* 0: an empty slot */
 	uint64_t size;
+	uint64_t stack;			/* its allocation's call stack, 0: none */
 	int32_t pid;
 	uint32_t counted:1;		/* allocated inside the time filter */
 	uint32_t site:31;		/* its call site (report_sites), 0: none */
@@ -231,25 +232,28 @@ static void timeline_note(struct event_ctx *c)
 	report_timeline__add(s->timeline, c->p->pid, t, c->p->heap.live_bytes);
 }
 
-static uint64_t thread_key(const struct artifact_record *rec)
+/*
+ * Temporary allocations, counted as heaptrack counts them (its
+ * accumulatedtracedata.cpp, which heaptrack_print and heaptrack_gui show):
+ * a free is temporary when the last allocator event of its process before
+ * it allocated a block of the same size with the same call stack.  Every
+ * free of a known block ends the match; frees of unknown blocks and failed
+ * calls take no part, as they never reach heaptrack's analysis.
+ */
+static void temporary_note_alloc(struct event_ctx *c, uint64_t size)
 {
-	return (uint64_t)(uint32_t)rec->pid << 32 | (uint32_t)rec->tid;
+	c->p->last_alloc.set = true;
+	c->p->last_alloc.size = size;
+	c->p->last_alloc.stack = c->rec->stack;
 }
 
-/* remembers the block this thread allocated last, 0 for none */
-static void set_last_alloc(struct event_ctx *c, uint64_t addr)
+static bool temporary_take_free(struct event_ctx *c, const struct live_entry *e)
 {
-	uint64_t *last = u64_map__get(&c->s->last_alloc, thread_key(c->rec));
+	bool temporary = c->p->last_alloc.set && c->p->last_alloc.size == e->size &&
+			 c->p->last_alloc.stack == e->stack;
 
-	if (last)
-		*last = addr;
-}
-
-static uint64_t get_last_alloc(struct event_ctx *c)
-{
-	const uint64_t *last = u64_map__find(&c->s->last_alloc, thread_key(c->rec));
-
-	return last ? *last : 0;
+	c->p->last_alloc.set = false;
+	return temporary;
 }
 
 static void heap_sub_live(struct report_heap *h, uint64_t size)
@@ -260,8 +264,8 @@ static void heap_sub_live(struct report_heap *h, uint64_t size)
 
 static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 {
-	struct live_entry n = { .addr = addr, .size = size, .pid = c->rec->pid,
-				.counted = c->counted };
+	struct live_entry n = { .addr = addr, .size = size, .stack = c->rec->stack,
+				.pid = c->rec->pid, .counted = c->counted };
 	struct report_heap *heaps[] = { &c->s->total, &c->p->heap };
 	struct report_sites *sites = c->s->sites;
 	struct live_entry *old = live_table__find(c->s->live, n.pid, addr);
@@ -283,6 +287,7 @@ static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 		if (sites)
 			report_sites__free(sites, old->site, old->size, c->s->records);
 		old->size = size;
+		old->stack = n.stack;
 		old->counted = c->counted;
 		old->site = site;
 	} else {
@@ -302,19 +307,19 @@ static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 		h->allocs++;
 		h->bytes_allocated += size;
 	}
-	if (c->counted)
+	if (c->counted) {
 		c->s->hist[report_hist__bucket(size)]++;
-	set_last_alloc(c, addr);
+		temporary_note_alloc(c, size);
+	}
 	return 0;
 }
 
-/* frees addr; a free that is the thread's next call after its allocation
- * makes a temporary allocation (heaptrack's definition) */
-static void on_free(struct event_ctx *c, uint64_t addr, bool is_free)
+/* frees addr: a Free, or the old block of a Realloc */
+static void on_free(struct event_ctx *c, uint64_t addr)
 {
 	struct report_heap *heaps[] = { &c->s->total, &c->p->heap };
 	struct live_entry *e = live_table__find(c->s->live, c->rec->pid, addr);
-	bool temporary = is_free && get_last_alloc(c) == addr;
+	bool temporary = e && c->counted && temporary_take_free(c, e);
 	unsigned int i;
 
 	for (i = 0; i < 2; i++) {
@@ -351,14 +356,12 @@ static int on_realloc(struct event_ctx *c)
 		/* realloc failed: the old block stays */
 		c->s->total.failed_allocs += c->counted;
 		c->p->heap.failed_allocs += c->counted;
-		set_last_alloc(c, 0);
 		return 0;
 	}
 	if (rec->old_addr)
-		on_free(c, rec->old_addr, !rec->addr);
+		on_free(c, rec->old_addr);
 	if (rec->addr)
 		return on_alloc(c, rec->addr, rec->size);
-	set_last_alloc(c, 0);
 	return 0;
 }
 
@@ -444,8 +447,7 @@ static int add_event(struct report_summary *s, const struct artifact_record *rec
 	case MT_FREE:
 		if (!rec->addr)
 			break;	/* free(NULL) */
-		on_free(&c, rec->addr, true);
-		set_last_alloc(&c, 0);
+		on_free(&c, rec->addr);
 		break;
 	case MT_REALLOC:
 		err = on_realloc(&c);
@@ -553,7 +555,6 @@ void report_summary__exit(struct report_summary *s)
 		free(s->live->slots);
 	free(s->live);
 	u64_map__exit(&s->proc_index);
-	u64_map__exit(&s->last_alloc);
 	report_timeline__delete(s->timeline);
 	report_sites__delete(s->sites);
 	memset(s, 0, sizeof(*s));

@@ -62,6 +62,11 @@ struct report_process {
 	bool has_events;
 	uint64_t brk_first, brk_max;
 	bool has_brk;
+	/* its last allocation, until its next free: the temporary rule's */
+	struct {
+		bool set;
+		uint64_t size, stack;
+	} last_alloc;
 	/* from its Process record */
 	bool has_info;
 	uint64_t info_has;		/* AR_HAS() bits of the record */
@@ -101,7 +106,6 @@ struct report_summary {
 	size_t nr_procs, procs_cap;
 
 	struct u64_map proc_index;		/* pid -> procs[] index */
-	struct u64_map last_alloc;		/* (pid, tid) -> last block allocated */
 	struct report_live_table *live;
 	struct report_timeline *timeline;	/* NULL unless asked for */
 	struct report_sites *sites;		/* call sites; NULL unless asked for */

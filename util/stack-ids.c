@@ -73,9 +73,11 @@ uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
 
 static uint64_t hash_stack(int32_t pid, const __u64 *ips, unsigned int nr)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ (uint32_t)pid;
+	uint64_t h = (0xcbf29ce484222325ULL ^ (uint32_t)pid) * 0x100000001b3ULL;
 	unsigned int i;
 
+	/* mixed before the first ip, or (pid ^ ips[0]) collides across processes */
+	h ^= h >> 29;
 	for (i = 0; i < nr; i++) {
 		h = (h ^ ips[i]) * 0x100000001b3ULL;
 		h ^= h >> 29;

@@ -1,5 +1,6 @@
 #!/bin/bash
 # build: make BUILD_BPF_SKEL=0 builds stats and report without clang or bpftool
+# timeout: 300
 set -e
 . "$(dirname "$0")/lib/common.sh"
 

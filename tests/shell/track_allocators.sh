@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: C++ new/delete, jemalloc, mimalloc, tcmalloc (dynamic and static), dlopen
+# timeout: 120
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -10,7 +10,8 @@ trap cleanup EXIT TERM INT
 
 run() {
 	rm -f "$tmp"/*.msgpack
-	report_json "$(track_workload "$tmp" -- "$WORKLOADS/$1")" "$tmp/r.json"
+	art=$(track_workload "$tmp" -- "$WORKLOADS/$1")
+	report_json "$art" "$tmp/r.json"
 }
 
 test_calloc() {
@@ -31,6 +32,9 @@ test_realloc_chain() {
 	expect_eq "realloc: no nested Malloc or Free" 0 \
 		"$(( $(count "$tmp/r.json" Malloc) + $(count "$tmp/r.json" Free) ))"
 	expect_eq "realloc: realloc(p, 0) freed the last block" 0 "$(jq -r .leaked_count "$tmp/r.json")"
+	expect_eq "realloc: realloc(p, 0) is addr 0, size 0, old_addr the last block" "0 0 true" \
+		"$("$MEMTRACK" report --dump "$art" | jq -s -r '[.[] | select(.type == "Realloc")]
+			| "\(.[-1].addr) \(.[-1].size) \(.[-1].old_addr == .[-2].addr and .[-2].addr != 0)"')"
 	expect_eq "realloc: peak is the largest block" 176 "$(jq -r .peak_bytes "$tmp/r.json")"
 }
 

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: back-pressure stops producers instead of dropping; stats rows are sane
+# timeout: 600
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
@@ -21,6 +22,7 @@ test_pressure_no_loss() {
 	if [ "$rows" -gt 0 ]; then pass "pressure: episodes recorded ($rows)"; else fail "pressure: episodes" "none"; fi
 	expect_eq "pressure: every pid stopped before its release" 0 \
 		"$(jq -s '[.[] | select(.k == "pressure") | .t as $t | .pids[] | select(.[1] >= $t or .[1] == 0)] | length' "$tmp/s.jsonl")"
+	check_pressure_rows "pressure" "$tmp/s.jsonl"
 	expect_eq "pressure: the summary counts them" "$rows" \
 		"$(sed -n 's/.* \([0-9]*\) pressure episodes.*/\1/p' "$tmp/track.err")"
 }

@@ -66,6 +66,10 @@ test_threads() {
 	expect_eq "threads: 8000 malloc(4242) from 8 threads" 8000 "$(count_sized "$art" Malloc 4242)"
 	tids=$("$MEMTRACK" report --dump "$art" | jq 'select(.size == 4242) | .tid' | sort -u | wc -l)
 	expect_eq "threads: from 8 distinct tids" 8 "$tids"
+	# pid is the process (tgid), tid the thread: swapped, they would name 8 processes
+	report_json "$art" "$tmp/r.json"
+	expect_eq "threads: every one of the process's pid" "$(jq -r .meta.root_pid "$tmp/r.json")" \
+		"$("$MEMTRACK" report --dump "$art" | jq -s -r '[.[] | select(.size == 4242) | .pid] | unique | map(tostring) | join(" ")')"
 }
 
 test_not_outside_tree() {

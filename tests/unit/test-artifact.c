@@ -5,6 +5,8 @@
  * trailer is missing), garbage, JSON, an empty file, CodSpeed-style
  * artifacts (no header, events only, records across frames), unknown record
  * types and keys, records too large to be real, and formats too new.
+ *
+ * timeout: 120 (12 s alone, 37 s while others test on the same cores)
  */
 #include <zstd.h>
 

@@ -162,3 +162,18 @@ count_sized() {
 		jq -c --arg t "$2" --argjson s "$3" --argjson p "${4:-0}" \
 			'select(.type == $t and .size == $s and ($p == 0 or .pid == $p))' | wc -l
 }
+
+# check_pressure_rows <label> <stats.jsonl>: each (pid, stopped_at) pair is in exactly one
+# pressure row, and a release resumes only stops made after the release before the previous
+# one of its ring (a stop that races with a release's scan of the map is in the next row; an
+# older stop in a row was left in the stopped-pids map by an earlier release)
+check_pressure_rows() {
+	expect_eq "$1: each (pid, stopped_at) in exactly one pressure row" 0 \
+		"$(jq -s '[.[] | select(.k == "pressure") | .pids[] | "\(.[0]) \(.[1])"]
+			| group_by(.) | map(select(length > 1)) | length' "$2")"
+	expect_eq "$1: a release resumes only new stops" 0 \
+		"$(jq -s '[.[] | select(.k == "pressure")] | group_by(.ring)
+			| map(. as $rows | [range(2; $rows | length) as $k
+				| $rows[$k].pids[] | select(.[1] <= $rows[$k - 2].t)] | length)
+			| add // 0' "$2")"
+}

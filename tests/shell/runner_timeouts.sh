@@ -1,0 +1,76 @@
+#!/bin/bash
+# runner: a test past its time limit fails as TIMEOUT under its name, with all it started killed
+set -e
+. "$(dirname "$0")/lib/common.sh"
+
+tmp=$(mktemp -d)
+cleanup() {
+	# the hanging test's processes, by pid, should the runner have left them
+	if [ -f "$tmp/pids" ]; then xargs kill -KILL <"$tmp/pids" 2>/dev/null || true; fi
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+trap cleanup EXIT TERM INT
+
+# a tree of its own: tests/run.sh runs the tests beside it
+mkdir -p "$tmp/tests/shell" "$tmp/out/tests/unit"
+cp "$TOP/tests/run.sh" "$tmp/tests/"
+cat >"$tmp/tests/shell/a_hangs.sh" <<EOF
+#!/bin/bash
+# hangs, with a stopped child that ignores TERM: only a KILL ends it
+# timeout: 2
+(trap '' TERM; exec sleep 1000) &
+echo \$! >>"$tmp/pids"
+kill -STOP \$!
+echo \$\$ >>"$tmp/pids"
+exec sleep 1000
+EOF
+cat >"$tmp/tests/shell/b_passes.sh" <<'EOF'
+#!/bin/bash
+# passes at once
+exit 0
+EOF
+chmod +x "$tmp"/tests/shell/*.sh
+
+test_timeout() {
+	local rc=0
+	OUTPUT=$tmp/out TEST_TIMEOUT=30 "$tmp/tests/run.sh" >"$tmp/log" 2>&1 || rc=$?
+	expect_eq "timeout: the run fails" 1 "$rc"
+	if grep -Eq '^shell/a_hangs +TIMEOUT after [0-9.]+s \(limit 2s\)$' "$tmp/log"; then
+		pass "timeout: reported by the test's name, at its own limit"
+	else
+		fail "timeout: reported by the test's name, at its own limit" "$(cat "$tmp/log")"
+	fi
+	if grep -q '^shell/a_hangs: timed out after 2s' "$tmp/log"; then
+		pass "timeout: in the list of failures"
+	else
+		fail "timeout: in the list of failures" "$(tail -n 3 "$tmp/log")"
+	fi
+	expect_eq "timeout: the next test still runs" "1 passed, 1 failed, 0 skipped" "$(tail -n 1 "$tmp/log")"
+	expect_eq "timeout: nothing the test started is left, stopped or not" "" \
+		"$(while read -r pid; do
+			state=$(process_state "$pid")
+			[ -n "$state" ] && [ "$state" != Z ] && echo "$pid $state"
+		done <"$tmp/pids")"
+}
+
+test_scale() {
+	OUTPUT=$tmp/out TIMEOUT_SCALE=2 "$tmp/tests/run.sh" a_hangs >"$tmp/log" 2>&1 || true
+	if grep -Eq '^shell/a_hangs +TIMEOUT after [0-9.]+s \(limit 4s\)$' "$tmp/log"; then
+		pass "TIMEOUT_SCALE multiplies the limit"
+	else
+		fail "TIMEOUT_SCALE multiplies the limit" "$(cat "$tmp/log")"
+	fi
+}
+
+test_budget() {
+	local rc=0
+	OUTPUT=$tmp/out SUITE_BUDGET=0 "$tmp/tests/run.sh" >"$tmp/log" 2>&1 || rc=$?
+	expect_eq "budget: a spent budget fails the run" 1 "$rc"
+	expect_eq "budget: no test starts" 2 "$(grep -c "NOT RUN: the suite's 0s are spent" "$tmp/log")"
+}
+
+test_timeout
+test_scale
+test_budget
+finish
