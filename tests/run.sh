@@ -9,12 +9,18 @@
 # test).  TIMEOUT_SCALE multiplies every limit (a slow machine, valgrind).
 # Once SUITE_BUDGET seconds (default 2700) have passed, the tests not started
 # yet fail as not run, so the suite ends within its budget plus one limit.
+#
+# Backends: a shell test with a "# backends: both" line in its first 15 lines
+# runs twice, as itself (auto: the preload shim where it can) and again as
+# "<name>[bpf]" with MEMTRACK_BACKEND=bpf, so its exact counts hold for the
+# uprobe path too.  BPF_PASS=0 skips the second run.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUTPUT=${OUTPUT:-.output}
 TEST_TIMEOUT=${TEST_TIMEOUT:-60}
 TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
 SUITE_BUDGET=${SUITE_BUDGET:-2700}
+BPF_PASS=${BPF_PASS:-1}
 pattern=${1:-}
 passed=0 failed=0 skipped=0
 failures=()
@@ -31,6 +37,11 @@ time_limit() {
 	local n
 	n=$(sed -n '1,15s/^.*[#*] timeout: \([0-9][0-9]*\).*$/\1/p' "$1" 2>/dev/null | head -n 1)
 	echo $(( ${n:-$TEST_TIMEOUT} * TIMEOUT_SCALE ))
+}
+
+# runs_both_backends <source>: whether it asks for a second run under bpf
+runs_both_backends() {
+	[ "$BPF_PASS" != 0 ] && sed -n '1,15p' "$1" | grep -q '^# backends: both$'
 }
 
 fail_one() {
@@ -92,6 +103,8 @@ done
 for t in tests/shell/*.sh; do
 	[[ -n "$pattern" && "$(basename "$t")" != *"$pattern"* ]] && continue
 	run_one "shell/$(basename "$t" .sh)" "$t" "$t"
+	runs_both_backends "$t" &&
+		run_one "shell/$(basename "$t" .sh)[bpf]" "$t" env MEMTRACK_BACKEND=bpf "$t"
 done
 
 # the failed checks again, last, where a log cut to its tail still shows them

@@ -1,6 +1,7 @@
 #!/bin/bash
 # track: C++ new/delete, jemalloc, mimalloc, tcmalloc (dynamic and static), dlopen
 # timeout: 120
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

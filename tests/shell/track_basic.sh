@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: exact malloc/free counts, artifact name and summary line
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: calloc, realloc chains and the aligned family, each call counted once
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

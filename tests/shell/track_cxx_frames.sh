@@ -1,5 +1,6 @@
 #!/bin/bash
 # track + report: a C++ chain through a template and an inlined function, demangled, with lines
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

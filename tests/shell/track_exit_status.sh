@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: memtrack exits with the command's status, or 128 + signal
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

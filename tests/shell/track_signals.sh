@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: SIGINT/SIGTERM go to the command, and the artifact is still completed
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

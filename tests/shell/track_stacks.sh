@@ -2,6 +2,7 @@
 # track --call-graph dwarf (the default) and fp: the functions of each allocation site, in
 # order, with file:line
 # timeout: 180
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,6 +1,7 @@
 #!/bin/bash
 # track: alloc_storm_procs and alloc_storm_threads 16 50000, every one of the 1.6 M events, no drop
 # timeout: 600
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: mmap, munmap, mremap and brk events, their addresses and sizes
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

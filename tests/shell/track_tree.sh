@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: the whole process tree (fork, fork+exec, threads), nothing outside it
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
