@@ -790,6 +790,16 @@ static void stop_backlog_sampler(struct track_session *s)
 	pthread_join(s->sampler, NULL);
 }
 
+/* a parent may have stopped itself to mirror a child that back-pressure stopped */
+static void on_pressure_release(void *ctx, const struct stopped_pid *pids, int n)
+{
+	struct track_session *s = ctx;
+	uint64_t now = now_ns();
+
+	for (int i = 0; i < n; i++)
+		stop_mirror__resumed(s->mirror, pids[i].pid, pids[i].stopped_at, now);
+}
+
 static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_id ring,
 			ring_record_fn *on_record, void (*on_tick)(void *ctx),
 			uint32_t pressure_flag)
@@ -804,6 +814,7 @@ static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_
 	p->stats = s->stats;
 	p->on_record = on_record;
 	p->on_tick = on_tick;
+	p->on_release = on_pressure_release;
 	p->ctx = s;
 	err = ring__init(&p->ring, ring_names[ring], bpf_track__ring_fd(s->bpf, ring),
 			 opts.ring_size[ring]);

@@ -36,8 +36,11 @@ static void release_stopped(struct poller *p)
 		return;
 	p->episodes++;
 	p->resumed += n;
-	pstats__pressure(p->stats, p->ring.name, now_ns(), pids,
-			 n < MAX_STOPPED_PIDS ? n : MAX_STOPPED_PIDS);
+	if (n > MAX_STOPPED_PIDS)
+		n = MAX_STOPPED_PIDS;
+	pstats__pressure(p->stats, p->ring.name, now_ns(), pids, n);
+	if (p->on_release)
+		p->on_release(p->ctx, pids, n);
 }
 
 static void tick(struct poller *p)

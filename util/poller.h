@@ -33,6 +33,8 @@ struct poller {
 	ring_record_fn *on_record;
 	void *ctx;
 	void (*on_tick)(void *ctx);	/* after each tick, in the poller thread */
+	/* after a release resumed these (at most MAX_STOPPED_PIDS of them) */
+	void (*on_release)(void *ctx, const struct stopped_pid *pids, int n);
 	/* events of another fd the owner added to epoll_fd (by poller__watch) */
 	void (*on_fd)(void *ctx, int fd, uint32_t events);
 	/* before sleeping: false when there is work already (no sleep); and after */

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: memtrack's holds do not leave a parent that mirrors its child's stops (sudo) stopped
+# timeout: 180
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
@@ -23,6 +24,21 @@ test_mirroring_parent() {
 		'.processes[] | select(.pid != $r) | .pid' "$tmp/r.json")
 	expect_eq "mirror: the child's 100 malloc(4321)" 100 "$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 4321 "$child")"
 	expect_eq "mirror: and its 100 Free" 100 "$(count "$tmp/r.json" Free "$child")"
+}
+
+# the child is stopped at a full events ring, again and again; the parent mirrors each stop
+test_mirroring_parent_pressure() {
+	local rc=0 rows
+	rm -f "$tmp"/*.msgpack
+	timeout 60 "$MEMTRACK" track -q -o "$tmp" --backend bpf --call-graph no \
+		--ring-size events=16K --stats "$tmp/s.jsonl" -- "$WORKLOADS/mirror_stop" 20000 \
+		2>"$tmp/err" || rc=$?
+	expect_eq "mirror, pressure: the parent ran to its end" 0 "$rc"
+	rows=$(grep -c '"k":"pressure"' "$tmp/s.jsonl" || true)
+	expect_eq "mirror, pressure: the child was stopped at a full ring" yes \
+		"$([ "$rows" -gt 0 ] && echo yes || echo "no ($rows rows)")"
+	expect_eq "mirror, pressure: the child's 20000 malloc(4321)" 20000 \
+		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 4321)"
 }
 
 # sudo itself, when there is a user to run as
@@ -53,6 +69,7 @@ test_stopping_parent() {
 }
 
 test_mirroring_parent
+test_mirroring_parent_pressure
 test_sudo
 test_stopping_parent "stopped children, auto" --backend auto
 test_stopping_parent "stopped children, bpf" --backend bpf
