@@ -43,6 +43,17 @@ waiting_workers() {
 }
 some_waiting() { [ "$(waiting_workers)" -gt 0 ]; }
 
+# workers that have a ring: past their hello, which waits for memtrack's answer
+ringed_workers() {
+	local n=0 p
+	for p in $(workers); do
+		grep -q memtrack-ring "/proc/$p/maps" 2>/dev/null && n=$((n + 1))
+	done
+	echo $n
+}
+# at least one child has a ring, whether the parent has one or not
+a_child_has_a_ring() { [ "$(ringed_workers)" -ge 2 ]; }
+
 test_sigkill_resumes() {
 	# a tiny ring and memtrack itself frozen: the workers stop at the watermark
 	"$MEMTRACK" track -q -o "$tmp" --backend bpf --ring-size events=16K \
@@ -73,7 +84,7 @@ test_sigkill_releases_waiters() {
 	"$MEMTRACK" track -q -o "$tmp/shim" --backend preload --ring-size heap=4K \
 		"$WORKLOADS/alloc_storm_procs 4 300000; echo \$? > $tmp/done" &
 	mt=$!
-	wait_for 20 have_workers
+	wait_for 20 a_child_has_a_ring
 	kill -STOP "$mt"
 	if ! wait_for 20 some_waiting; then
 		fail "sigkill, shim: workers wait for room in their rings" "none waits"
