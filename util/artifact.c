@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "artifact.h"
 #include "artifact-schema.h"
@@ -256,6 +258,59 @@ int artifact__open(const char *path, struct artifact **ap)
 	}
 	(*ap)->own_fd = true;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+/* the offset of the last frame that is not a skippable one, or -ENOMSG */
+static int64_t last_frame(int fd, uint64_t size)
+{
+	const unsigned char *map;
+	int64_t last = -ENOMSG;
+	uint64_t off;
+	uint32_t magic;
+	size_t n;
+
+	if (!size || size > SIZE_MAX)
+		return -ENOMSG;
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	/* reads the frame's header and its blocks' headers, not its data */
+	for (off = 0; off < size; off += n) {
+		n = ZSTD_findFrameCompressedSize(map + off, size - off);
+		if (ZSTD_isError(n) || !n) {
+			last = -ENOMSG;
+			break;
+		}
+		memcpy(&magic, map + off, sizeof(magic));	/* a frame has 4 bytes or more */
+		if ((le32toh(magic) & ZSTD_MAGIC_SKIPPABLE_MASK) != ZSTD_MAGIC_SKIPPABLE_START)
+			last = off;
+	}
+	munmap((void *)map, size);
+	return last;
+}
+
+int artifact__open_trailer(const char *path, struct artifact **ap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	struct stat st;
+	int64_t at;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ESPIPE;
+	}
+	at = last_frame(fd, st.st_size);
+	if (at >= 0 && lseek(fd, at, SEEK_SET) < 0)
+		at = -errno;
+	err = at < 0 ? at : artifact__open_fd(fd, path, ap);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	(*ap)->own_fd = true;
 	return 0;
 }
 
