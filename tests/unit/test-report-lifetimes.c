@@ -357,6 +357,64 @@ static void test_open_trailer(void)
 	close(fds[1]);
 }
 
+/* appends buf compressed as one frame to the file at fd */
+static int append_frame(int fd, const void *buf, size_t len)
+{
+	size_t cap = ZSTD_compressBound(len), n;
+	void *z = malloc(cap);
+	int err;
+
+	if (!z)
+		return -ENOMEM;
+	n = ZSTD_compress(z, cap, buf, len, 1);
+	err = ZSTD_isError(n) ? -EINVAL : write_all(fd, z, n);
+	free(z);
+	return err;
+}
+
+/*
+ * Frames larger than the window the walk maps at a time (8 MiB), and frames
+ * across its edges: incompressible ones of 3 MiB, one of 20 MiB, then the
+ * trailer's.
+ */
+static void test_open_trailer_large(void)
+{
+	static const size_t sizes[] = { 3 << 20, 3 << 20, 3 << 20, 20 << 20, 3 << 20 };
+	const char *path = test_path("trailer-large");
+	const struct artifact_record *r;
+	size_t i, j, max = 20 << 20;
+	unsigned char *noise = malloc(max);
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	struct artifact *a;
+	uint64_t x = 88172645463325252ULL;
+	int fd, err = 0;
+
+	CHECK(noise != NULL, "memory");
+	if (!noise)
+		return;
+	for (j = 0; j < max; j++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		noise[j] = x;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0, "create");
+	for (i = 0; fd >= 0 && !err && i < ARRAY_SIZE(sizes); i++)
+		err = append_frame(fd, noise, sizes[i]);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	pack_trailer(&pk, &(struct trailer){ exec_procs, ARRAY_SIZE(exec_procs) });
+	err = err ?: append_frame(fd, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	CHECK(!err && fd >= 0 && !close(fd), "write");
+	free(noise);
+	CHECK(!artifact__open_trailer(path, &a), "open");
+	CHECK(artifact__next(a, &r) == 1 && r->type == ARTIFACT_META, "the trailer's Meta");
+	CHECK(artifact__next(a, &r) == 1 && r->type == ARTIFACT_PROCESS && r->pid == 40,
+	      "its Process");
+	artifact__close(a);
+}
+
 int main(void)
 {
 	test_exec(true);
@@ -369,6 +427,7 @@ int main(void)
 	test_timeline();
 	test_after_exit();
 	test_open_trailer();
+	test_open_trailer_large();
 	test_tmpdir_remove();
 	return test_done("test-report-lifetimes");
 }
