@@ -107,6 +107,24 @@ static int live_table__add(struct report_live_table *t, const struct live_entry 
 	return 0;
 }
 
+/*
+ * Smaller when a quarter of it or less is used (after an exit or an exec):
+ * the memory of the report follows the live blocks of the processes alive.
+ */
+static void live_table__fit(struct report_live_table *t)
+{
+	unsigned int bits = TABLE_MIN_BITS;
+
+	if (!t->used) {
+		live_table__exit(t);
+		return;
+	}
+	while (t->used * 4 > ((size_t)3 << bits))
+		bits++;
+	if (bits + 1 < t->bits)
+		live_table__rebuild(t, bits);	/* out of memory: it stays as it is */
+}
+
 /* linear probing without tombstones: pull later entries of the run back */
 static void live_table__remove(struct report_live_table *t, struct live_entry *e)
 {
@@ -288,8 +306,7 @@ static void apply_exec(struct report_summary *s, struct report_process *p,
 		}
 		live_table__remove(t, e);
 	}
-	if (!t->used)
-		live_table__exit(t);
+	live_table__fit(t);
 }
 
 /* an exit: its blocks leave the tree's live heap, and stay its live at exit */
@@ -301,6 +318,7 @@ static void apply_exit(struct report_summary *s, struct report_process *p)
 		if (p->live.slots[i].addr)
 			block_dies(s, &p->live.slots[i]);
 	p->ended = true;
+	live_table__fit(&p->live);
 }
 
 /* applies the moments up to ts */
