@@ -387,6 +387,31 @@ struct loaded {
 	char reason[256];
 };
 
+/*
+ * The Process records of the trailer before the events, so that each
+ * process's blocks go with its exec and its exit as the events stream by.
+ * A file that cannot seek, or has no trailer, is left to the end.
+ */
+static void read_lifetimes(const char *path, struct report_summary *s)
+{
+	const struct artifact_record *r;
+	struct artifact *a;
+	int ret;
+
+	ret = artifact__open_trailer(path, &a);
+	if (ret) {
+		pr_debug("the trailer of '%s' is not read first: %s\n", path, strerror(-ret));
+		return;
+	}
+	ret = artifact__next(a, &r);
+	if (ret == 1 && r->type == ARTIFACT_META) {
+		while ((ret = artifact__next(a, &r)) == 1 && r->type == ARTIFACT_PROCESS)
+			if (report_summary__add_ahead(s, r))
+				break;
+	}
+	artifact__close(a);
+}
+
 /* reads path into l->s; 0, or -1 when it could not be opened or read at all */
 static int load_summary(const char *path, struct report_opts *o, struct loaded *l)
 {
@@ -414,6 +439,7 @@ static int load_summary(const char *path, struct report_opts *o, struct loaded *
 	report_sites__set_demangle(l->s.sites, !o->no_demangle);
 	l->s.suppressed = report_suppressions__take;
 	l->s.suppressed_arg = o->sup;
+	read_lifetimes(path, &l->s);
 	if (open_artifact(path, &a)) {
 		report_summary__exit(&l->s);
 		return -1;
@@ -533,12 +559,18 @@ static void print_heap(const struct report_summary *s)
 	printf("  %-20s %s (%" PRIu64 " bytes) at %.6f s\n", "peak live heap",
 	       HB(h->peak_bytes), h->peak_bytes,
 	       seconds(report_summary__rel_ns(s, h->peak_ts)));
+	if (s->lifetimes == REPORT_LIFETIMES_LATE)
+		printf("  %-20s (with the blocks of exited processes and replaced images: "
+		       "the trailer was not read first)\n", "");
 	printf("  %-20s %" PRIu64 " blocks, %s (%" PRIu64 " bytes)\n", "live at exit",
 	       h->leaked_count, HB(h->leaked_bytes), h->leaked_bytes);
 	if (h->suppressed_count)
 		printf("  %-20s %" PRIu64 " blocks, %s (%" PRIu64 " bytes) also live at exit, "
 		       "not counted (see Suppressed leaks)\n", "suppressed",
 		       h->suppressed_count, HB(h->suppressed_bytes), h->suppressed_bytes);
+	if (h->discarded_count)
+		printf("  %-20s %" PRIu64 " blocks, %s (live when their process exec'd)\n",
+		       "gone with an exec", h->discarded_count, HB(h->discarded_bytes));
 	printf("  %-20s %" PRIu64 " (not allocated while tracked)\n", "unknown frees",
 	       h->unknown_frees);
 	printf("  %-20s %" PRIu64 " blocks (%.1f%%), %s\n", "temporary",
@@ -849,6 +881,8 @@ static void json_heap(cJSON *o, const struct report_summary *s,
 	json_u64(o, "leaked_bytes", h->leaked_bytes);
 	json_u64(o, "suppressed_count", h->suppressed_count);
 	json_u64(o, "suppressed_bytes", h->suppressed_bytes);
+	json_u64(o, "discarded_count", h->discarded_count);
+	json_u64(o, "discarded_bytes", h->discarded_bytes);
 	json_u64(o, "unknown_frees", h->unknown_frees);
 	json_u64(o, "temporary_count", h->temporary_count);
 	json_u64(o, "temporary_bytes", h->temporary_bytes);
@@ -1068,6 +1102,8 @@ static cJSON *json_summary(struct loaded *l, const char *path,
 	json_u64(o, "events", s->events);
 	json_u64(o, "first_timestamp", s->origin_ts);
 	json_u64(o, "duration_ns", report_summary__rel_ns(s, s->last_ts));
+	cJSON_AddStringToObject(o, "lifetimes", s->lifetimes == REPORT_LIFETIMES_AHEAD ? "ahead" :
+				s->lifetimes == REPORT_LIFETIMES_LATE ? "late" : "none");
 	cJSON_AddItemToObject(o, "histogram", json_histogram(s));
 	sorted = sorted_processes(s);
 	procs = cJSON_AddArrayToObject(o, "processes");

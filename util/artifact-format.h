@@ -85,7 +85,9 @@ enum artifact_type {
  *   STR   const char * a string
  *   BOOL  bool
  *   DROPS struct artifact_drops   a map of counts: {"events": N, "stacks": N}
- *   IDS   struct artifact_ids     an array of unsigned ids
+ *   IDS   struct artifact_ids     an array of unsigned integers (ids, times); a
+ *                                 record has one key of this type at most
+ *                                 (the reader keeps one array per record)
  */
 #define AT_CTYPE_I32	int32_t
 #define AT_CTYPE_U32	uint32_t
@@ -102,7 +104,9 @@ enum artifact_type {
  * Events have no "size" when Free, "old_addr" only when Realloc, "stack"
  * only with call stacks; Frame's "symbol", "file" and "line" are there when
  * known, "inlined" (true) for a function inlined at ip, whose frame comes
- * before its caller's; Process's "backend" is "preload" or "bpf".
+ * before its caller's; Process's "backend" is "preload" or "bpf", its
+ * "execs" the times of its execs, in order (the heap of the image before
+ * each is gone with its address space).
  */
 #define ARTIFACT_KEYS(X)						\
 	X(PID,		pid,		I32,	AR_IN(EVENT) | AR_IN(PROCESS) | AR_IN(STACK)) \
@@ -126,6 +130,7 @@ enum artifact_type {
 	X(DROPS,	drops,		DROPS,	AR_IN(META))			\
 	X(EXIT_CODE,	exit_code,	I32,	AR_IN(META) | AR_IN(PROCESS))	\
 	X(BACKEND,	backend,	STR,	AR_IN(PROCESS))			\
+	X(EXECS,	execs,		IDS,	AR_IN(PROCESS))			\
 	X(ATTACHED,	attached,	BOOL,	AR_IN(META))			\
 	X(RUNNING,	running,	U32,	AR_IN(META))			\
 	X(BLIND,	blind,		U32,	AR_IN(META))			\

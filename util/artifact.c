@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "artifact.h"
 #include "artifact-schema.h"
@@ -256,6 +258,101 @@ int artifact__open(const char *path, struct artifact **ap)
 	}
 	(*ap)->own_fd = true;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+/*
+ * A window of the file mapped for the walk over its frames: mapped a window
+ * at a time, so that what it maps stays small whatever the file's length.
+ */
+#define WALK_WINDOW	(8u << 20)
+
+struct walk_map {
+	int fd;
+	uint64_t size;			/* of the file */
+	const unsigned char *p;		/* bytes [base, base + len) of the file */
+	uint64_t base, len, window;
+};
+
+/* maps the window that starts at the page of off; 0 or -errno */
+static int walk_map__at(struct walk_map *w, uint64_t off)
+{
+	uint64_t page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (w->p)
+		munmap((void *)w->p, w->len);
+	w->p = NULL;
+	w->base = off / page * page;
+	w->len = w->size - w->base < w->window ? w->size - w->base : w->window;
+	p = mmap(NULL, w->len, PROT_READ, MAP_PRIVATE, w->fd, w->base);
+	if (p == MAP_FAILED)
+		return -errno;
+	w->p = p;
+	return 0;
+}
+
+/* the offset of the last frame that is not a skippable one, or -errno */
+static int64_t last_frame(int fd, uint64_t size)
+{
+	struct walk_map w = { .fd = fd, .size = size, .window = WALK_WINDOW };
+	int64_t last = -ENOMSG;
+	uint64_t off = 0;
+	uint32_t magic;
+	size_t n;
+	int err;
+
+	if (!size || size > SIZE_MAX)
+		return -ENOMSG;
+	err = walk_map__at(&w, 0);
+	while (!err && off < size) {
+		/* the frame's header and its blocks' headers are read, not its data */
+		n = ZSTD_findFrameCompressedSize(w.p + (off - w.base), w.base + w.len - off);
+		if (!ZSTD_isError(n) && n) {
+			memcpy(&magic, w.p + (off - w.base), sizeof(magic));	/* a frame has 4 or more */
+			if ((le32toh(magic) & ZSTD_MAGIC_SKIPPABLE_MASK) != ZSTD_MAGIC_SKIPPABLE_START)
+				last = off;
+			off += n;
+			if (off < size && off >= w.base + w.len)
+				err = walk_map__at(&w, off);
+			continue;
+		}
+		/* cut or corrupt where the file ends: no trailer to read first */
+		if (w.base + w.len == size) {
+			last = -ENOMSG;
+			break;
+		}
+		/* the frame goes past the window: map from its start, wider if it started there */
+		if (off - w.base < (uint64_t)sysconf(_SC_PAGESIZE))
+			w.window *= 2;
+		err = walk_map__at(&w, off);
+	}
+	if (w.p)
+		munmap((void *)w.p, w.len);
+	return err ? err : last;
+}
+
+int artifact__open_trailer(const char *path, struct artifact **ap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	struct stat st;
+	int64_t at;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ESPIPE;
+	}
+	at = last_frame(fd, st.st_size);
+	if (at >= 0 && lseek(fd, at, SEEK_SET) < 0)
+		at = -errno;
+	err = at < 0 ? at : artifact__open_fd(fd, path, ap);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	(*ap)->own_fd = true;
 	return 0;
 }
 

@@ -32,6 +32,13 @@ int artifact__open(const char *path, struct artifact **ap);
 /* reads from fd, which stays the caller's; name is used in messages */
 int artifact__open_fd(int fd, const char *name, struct artifact **ap);
 void artifact__close(struct artifact *a);
+/*
+ * A reader of the last zstd frame of the file at path, where memtrack writes
+ * its trailer (which starts with Meta): the frames before it are skipped
+ * without being decompressed.  0 or -errno: -ESPIPE not a regular file,
+ * -ENOMSG no complete frame at the end (a cut or corrupt file).
+ */
+int artifact__open_trailer(const char *path, struct artifact **ap);
 
 /*
  * 1 and *recp set: a record; 0: the end of a complete artifact; negative

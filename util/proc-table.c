@@ -4,6 +4,7 @@
 
 #include "artifact-format.h"
 #include "proc-table.h"
+#include "util.h"
 
 void proc_table__init(struct proc_table *pt)
 {
@@ -12,6 +13,10 @@ void proc_table__init(struct proc_table *pt)
 
 void proc_table__exit(struct proc_table *pt)
 {
+	size_t i;
+
+	for (i = 0; i < pt->count; i++)
+		free(pt->procs[i].execs);
 	free(pt->procs);
 	u64_map__exit(&pt->index);
 	memset(pt, 0, sizeof(*pt));
@@ -66,6 +71,10 @@ int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e)
 			p->start = e->ts;
 		copy_str(p->comm, e->comm, sizeof(p->comm));
 		copy_str(p->exe, e->filename, sizeof(p->exe));
+		if (grow_array((void **)&p->execs, &p->execs_cap, p->nr_execs + 1,
+			       sizeof(*p->execs)))
+			return -1;
+		p->execs[p->nr_execs++] = e->ts;
 		break;
 	case MT_EXIT:
 		p->exit = e->ts;
@@ -101,6 +110,8 @@ static void pack_process(msgpack_packer *pk, const struct process *p)
 	}
 	if (backend)
 		artifact_record__set_backend(&r, backend);
+	if (p->nr_execs)
+		artifact_record__set_execs(&r, (struct artifact_ids){ p->execs, p->nr_execs });
 	artifact_record__pack(pk, &r);
 }
 

@@ -18,6 +18,8 @@ struct process {
 	uint64_t start;
 	uint64_t exit;
 	int32_t exit_code;	/* wait status */
+	uint64_t *execs;	/* the times of its execs, in order */
+	size_t nr_execs, execs_cap;
 	bool exited;
 	uint8_t mode;		/* enum mt_mode: its backend, 0 if never known */
 };
@@ -34,7 +36,7 @@ void proc_table__exit(struct proc_table *pt);
 struct process *proc_table__get(struct proc_table *pt, int32_t pid);
 /* pid's entry, NULL when it has none */
 struct process *proc_table__find(struct proc_table *pt, int32_t pid);
-/* applies an MT_FORK, MT_EXEC or MT_EXIT record */
+/* applies an MT_FORK, MT_EXEC or MT_EXIT record; 0 or -1 out of memory */
 int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e);
 /* one "Process" map per process */
 void proc_table__pack(struct proc_table *pt, msgpack_packer *pk);

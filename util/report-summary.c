@@ -8,34 +8,32 @@
 #include "report-timeline.h"
 #include "util.h"
 
-#define TABLE_MIN_BITS	10
+#define TABLE_MIN_BITS	4
 #define GOLDEN		0x9e3779b97f4a7c15ULL
+/* a block's time in its process, in units of 2.048 us (see block_tick()) */
+#define TICK_SHIFT	11
+#define TICK_MAX	((1u << 31) - 1)
 
 /* a failed mmap returns -errno, which lands in the last page */
 #define MMAP_FAILED(addr)	((addr) >= (uint64_t)-4095)
 
-/* ---- live allocations: (pid, addr) -> size ------------------------------ */
+/* ---- live allocations: a table per process, addr -> block ---------------- */
 
 struct live_entry {
 	uint64_t addr;			/* 0: an empty slot */
 	uint64_t size;
 	uint64_t stack;			/* its allocation's call stack, 0: none */
-	int32_t pid;
 	uint32_t counted:1;		/* allocated inside the time filter */
 	uint32_t site:31;		/* its call site (report_sites), 0: none */
+	uint32_t dead:1;		/* its process has exited: out of the tree's live heap */
+	uint32_t tick:31;		/* when it was allocated: block_tick() */
 };
 
-struct report_live_table {
-	struct live_entry *slots;
-	unsigned int bits;
-	size_t used;
-};
+_Static_assert(sizeof(struct live_entry) == 32, "a live block takes 32 bytes");
 
-static size_t live_slot(const struct report_live_table *t, int32_t pid, uint64_t addr)
+static size_t live_slot(const struct report_live_table *t, uint64_t addr)
 {
-	uint64_t h = (addr ^ ((uint64_t)(uint32_t)pid * GOLDEN)) * 0xbf58476d1ce4e5b9ULL;
-
-	return h >> (64 - t->bits);
+	return (addr * GOLDEN) >> (64 - t->bits);
 }
 
 static int live_table__init(struct report_live_table *t, unsigned int bits)
@@ -46,24 +44,36 @@ static int live_table__init(struct report_live_table *t, unsigned int bits)
 	return t->slots ? 0 : -ENOMEM;
 }
 
-static struct live_entry *live_table__find(struct report_live_table *t,
-					   int32_t pid, uint64_t addr)
+static void live_table__exit(struct report_live_table *t)
 {
-	size_t mask = ((size_t)1 << t->bits) - 1, i = live_slot(t, pid, addr);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
 
-	for (;; i = (i + 1) & mask) {
+static size_t live_table__slots(const struct report_live_table *t)
+{
+	return t->slots ? (size_t)1 << t->bits : 0;
+}
+
+static struct live_entry *live_table__find(struct report_live_table *t, uint64_t addr)
+{
+	size_t mask = ((size_t)1 << t->bits) - 1, i;
+
+	if (!t->slots)
+		return NULL;
+	for (i = live_slot(t, addr);; i = (i + 1) & mask) {
 		struct live_entry *e = &t->slots[i];
 
 		if (!e->addr)
 			return NULL;
-		if (e->addr == addr && e->pid == pid)
+		if (e->addr == addr)
 			return e;
 	}
 }
 
 static void live_table__put(struct report_live_table *t, const struct live_entry *n)
 {
-	size_t mask = ((size_t)1 << t->bits) - 1, i = live_slot(t, n->pid, n->addr);
+	size_t mask = ((size_t)1 << t->bits) - 1, i = live_slot(t, n->addr);
 
 	while (t->slots[i].addr)
 		i = (i + 1) & mask;
@@ -71,12 +81,13 @@ static void live_table__put(struct report_live_table *t, const struct live_entry
 	t->used++;
 }
 
-static int live_table__grow(struct report_live_table *t)
+/* a table of 2^bits slots with the entries of t that are not 0 */
+static int live_table__rebuild(struct report_live_table *t, unsigned int bits)
 {
 	struct report_live_table bigger;
-	size_t i, n = (size_t)1 << t->bits;
+	size_t i, n = live_table__slots(t);
 
-	if (live_table__init(&bigger, t->bits + 1))
+	if (live_table__init(&bigger, bits))
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		if (t->slots[i].addr)
@@ -89,10 +100,30 @@ static int live_table__grow(struct report_live_table *t)
 /* adds an entry not in the table; keeps the load under 3/4 */
 static int live_table__add(struct report_live_table *t, const struct live_entry *n)
 {
-	if ((t->used + 1) * 4 > ((size_t)3 << t->bits) && live_table__grow(t))
+	if (!t->slots && live_table__init(t, TABLE_MIN_BITS))
+		return -ENOMEM;
+	if ((t->used + 1) * 4 > ((size_t)3 << t->bits) && live_table__rebuild(t, t->bits + 1))
 		return -ENOMEM;
 	live_table__put(t, n);
 	return 0;
+}
+
+/*
+ * Smaller when a quarter of it or less is used (after an exit or an exec):
+ * the memory of the report follows the live blocks of the processes alive.
+ */
+static void live_table__fit(struct report_live_table *t)
+{
+	unsigned int bits = TABLE_MIN_BITS;
+
+	if (!t->used) {
+		live_table__exit(t);
+		return;
+	}
+	while (t->used * 4 > ((size_t)3 << bits))
+		bits++;
+	if (bits + 1 < t->bits)
+		live_table__rebuild(t, bits);	/* out of memory: it stays as it is */
 }
 
 /* linear probing without tombstones: pull later entries of the run back */
@@ -107,7 +138,7 @@ static void live_table__remove(struct report_live_table *t, struct live_entry *e
 		i = (i + 1) & mask;
 		if (!t->slots[i].addr)
 			break;
-		home = live_slot(t, t->slots[i].pid, t->slots[i].addr);
+		home = live_slot(t, t->slots[i].addr);
 		/* move it if its home is not in (hole, i] (cyclically) */
 		if (((i - home) & mask) >= ((i - hole) & mask)) {
 			t->slots[hole] = t->slots[i];
@@ -142,6 +173,180 @@ static struct report_process *get_process(struct report_summary *s, int32_t pid)
 	if (p && added)
 		p->pid = pid;
 	return p;
+}
+
+/* ---- exec and exit: a process's blocks go with its image ---------------- */
+
+/*
+ * An exec or an exit of a process, from its Process record.  They are
+ * applied in time order as the events pass their time: an exec drops the
+ * process's live blocks (the old image's heap is gone with its address
+ * space: not freed, not leaked: discarded), an exit takes them out of the
+ * tree's live heap (they stay the process's live at exit).  A moment that
+ * comes after the events passed its time (the Process record was not read
+ * ahead of them) is "late": applied at once, it leaves the peak and the
+ * timeline as they were, and its exec tells the old image's blocks by
+ * their tick.
+ *
+ * Events are in time order per process, not quite across processes (the
+ * merge of track's rings takes what is ready): a moment is applied when an
+ * event of any process passes it, so an event of the process's old image
+ * that comes after another's later one would be taken for the new image's.
+ */
+struct report_moment {
+	uint64_t ts;
+	int32_t pid;
+	bool exit;			/* an exit; otherwise an exec */
+	bool late;
+};
+
+static int cmp_moment(const void *a, const void *b)
+{
+	const struct report_moment *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int add_moment(struct report_summary *s, int32_t pid, uint64_t ts, bool exit)
+{
+	struct report_moment *m;
+
+	if (grow_array((void **)&s->moments, &s->moments_cap, s->nr_moments + 1,
+		       sizeof(*s->moments)))
+		return -ENOMEM;
+	m = &s->moments[s->nr_moments++];
+	m->ts = ts;
+	m->pid = pid;
+	m->exit = exit;
+	m->late = ts < s->last_ts;
+	s->lifetimes = m->late ? REPORT_LIFETIMES_LATE :
+		       s->lifetimes ? s->lifetimes : REPORT_LIFETIMES_AHEAD;
+	s->moments_sorted = false;
+	return 0;
+}
+
+/* the exec and exit times of a Process record */
+static int add_moments(struct report_summary *s, const struct artifact_record *rec)
+{
+	uint32_t i;
+
+	for (i = 0; (rec->has & AR_HAS(AK_EXECS)) && i < rec->execs.n; i++)
+		if (add_moment(s, rec->pid, rec->execs.v[i], false))
+			return -ENOMEM;
+	if ((rec->has & AR_HAS(AK_EXIT)) && add_moment(s, rec->pid, rec->exit, true))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * When a block was allocated, for a late exec to tell the old image's blocks
+ * from the new one's: ticks of 2.048 us from its process's first event, up
+ * to 73 minutes (later ones are all the last tick, and taken for the new
+ * image's).  An exec takes longer than a tick, and the new image's loader
+ * too before its first allocation.
+ */
+static uint32_t block_tick(const struct report_process *p, uint64_t ts)
+{
+	uint64_t t = ts > p->first_ts ? (ts - p->first_ts) >> TICK_SHIFT : 0;
+
+	return t < TICK_MAX ? t : TICK_MAX;
+}
+
+static void timeline_moment(struct report_summary *s, const struct report_process *p,
+			    const struct report_moment *m)
+{
+	uint64_t t = report_summary__rel_ns(s, m->ts);
+
+	if (!s->timeline || m->late)
+		return;
+	report_timeline__add(s->timeline, REPORT_TIMELINE_TOTAL, t, s->total.live_bytes);
+	if (p->has_events)
+		report_timeline__add(s->timeline, p->pid, t, m->exit ? 0 : p->heap.live_bytes);
+}
+
+static void heap_sub_live(struct report_heap *h, uint64_t size)
+{
+	h->live_bytes -= size;
+	h->live_count--;
+}
+
+/* the block leaves the tree's live heap (and its site's live bytes) */
+static void block_dies(struct report_summary *s, struct live_entry *e)
+{
+	if (e->dead)
+		return;
+	e->dead = 1;
+	heap_sub_live(&s->total, e->size);
+	if (s->sites)
+		report_sites__free(s->sites, e->site, e->size, s->records);
+}
+
+/* an exec: the blocks of the old image are gone, neither freed nor leaked */
+static void apply_exec(struct report_summary *s, struct report_process *p,
+		       const struct report_moment *m)
+{
+	struct report_live_table *t = &p->live;
+	uint32_t tick = block_tick(p, m->ts);
+	size_t i = 0;
+
+	/* a removal may pull an entry back into slot i: look at it again */
+	while (i < live_table__slots(t)) {
+		struct live_entry *e = &t->slots[i];
+
+		if (!e->addr || (m->late && e->tick >= tick)) {
+			i++;
+			continue;
+		}
+		block_dies(s, e);
+		heap_sub_live(&p->heap, e->size);
+		if (e->counted) {
+			p->heap.discarded_count++;
+			p->heap.discarded_bytes += e->size;
+			s->total.discarded_count++;
+			s->total.discarded_bytes += e->size;
+		}
+		live_table__remove(t, e);
+	}
+	live_table__fit(t);
+}
+
+/* an exit: its blocks leave the tree's live heap, and stay its live at exit */
+static void apply_exit(struct report_summary *s, struct report_process *p)
+{
+	size_t i, n = live_table__slots(&p->live);
+
+	for (i = 0; i < n; i++)
+		if (p->live.slots[i].addr)
+			block_dies(s, &p->live.slots[i]);
+	p->ended = true;
+	live_table__fit(&p->live);
+}
+
+/* applies the moments up to ts */
+static void apply_moments(struct report_summary *s, uint64_t ts)
+{
+	while (s->next_moment < s->nr_moments) {
+		const struct report_moment *m;
+		struct report_process *p;
+
+		if (!s->moments_sorted) {
+			qsort(s->moments + s->next_moment, s->nr_moments - s->next_moment,
+			      sizeof(*s->moments), cmp_moment);
+			s->moments_sorted = true;
+		}
+		m = &s->moments[s->next_moment];
+		if (m->ts > ts && !m->late)
+			return;
+		s->next_moment++;
+		p = find_process(s, m->pid);
+		if (!p)
+			continue;
+		if (m->exit)
+			apply_exit(s, p);
+		else
+			apply_exec(s, p, m);
+		timeline_moment(s, p, m);
+	}
 }
 
 static void take_process_record(struct report_process *p,
@@ -256,21 +461,15 @@ static bool temporary_take_free(struct event_ctx *c, const struct live_entry *e)
 	return temporary;
 }
 
-static void heap_sub_live(struct report_heap *h, uint64_t size)
-{
-	h->live_bytes -= size;
-	h->live_count--;
-}
-
 static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 {
+	struct report_process *p = c->p;
 	struct live_entry n = { .addr = addr, .size = size, .stack = c->rec->stack,
-				.pid = c->rec->pid, .counted = c->counted };
-	struct report_heap *heaps[] = { &c->s->total, &c->p->heap };
+				.counted = c->counted, .dead = p->ended,
+				.tick = block_tick(p, c->rec->timestamp) };
 	struct report_sites *sites = c->s->sites;
-	struct live_entry *old = live_table__find(c->s->live, n.pid, addr);
+	struct live_entry *old = live_table__find(&p->live, addr);
 	uint32_t site = 0;
-	unsigned int i;
 	int err;
 
 	if (sites) {
@@ -280,34 +479,37 @@ static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 	}
 	if (old) {
 		/* its free was never seen: let the new block take its place */
-		for (i = 0; i < 2; i++) {
-			heap_sub_live(heaps[i], old->size);
-			heaps[i]->overwritten++;
-		}
-		if (sites)
-			report_sites__free(sites, old->site, old->size, c->s->records);
+		block_dies(c->s, old);
+		heap_sub_live(&p->heap, old->size);
+		c->s->total.overwritten++;
+		p->heap.overwritten++;
 		old->size = size;
 		old->stack = n.stack;
 		old->counted = c->counted;
+		old->dead = n.dead;
 		old->site = site;
+		old->tick = n.tick;
 	} else {
 		n.site = site;
-		if (live_table__add(c->s->live, &n))
+		if (live_table__add(&p->live, &n))
 			return -ENOMEM;
 	}
 	if (sites)
 		report_sites__alloc(sites, site, size, c->counted, c->s->records);
-	for (i = 0; i < 2; i++) {
-		struct report_heap *h = heaps[i];
-
-		h->live_bytes += size;
-		h->live_count++;
-		if (!c->counted)
-			continue;
-		h->allocs++;
-		h->bytes_allocated += size;
+	p->heap.live_bytes += size;
+	p->heap.live_count++;
+	if (!n.dead) {
+		c->s->total.live_bytes += size;
+		c->s->total.live_count++;
+	} else if (sites) {
+		/* after its process's exit: only a disordered artifact has one */
+		report_sites__free(sites, site, size, c->s->records);
 	}
 	if (c->counted) {
+		p->heap.allocs++;
+		p->heap.bytes_allocated += size;
+		c->s->total.allocs++;
+		c->s->total.bytes_allocated += size;
 		c->s->hist[report_hist__bucket(size)]++;
 		temporary_note_alloc(c, size);
 	}
@@ -318,20 +520,21 @@ static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 static void on_free(struct event_ctx *c, uint64_t addr)
 {
 	struct report_heap *heaps[] = { &c->s->total, &c->p->heap };
-	struct live_entry *e = live_table__find(c->s->live, c->rec->pid, addr);
-	bool temporary = e && c->counted && temporary_take_free(c, e);
+	struct live_entry *e = live_table__find(&c->p->live, addr);
+	bool temporary;
 	unsigned int i;
 
-	for (i = 0; i < 2; i++) {
+	if (!e) {
+		c->s->total.unknown_frees += c->counted;
+		c->p->heap.unknown_frees += c->counted;
+		return;
+	}
+	temporary = c->counted && temporary_take_free(c, e);
+	block_dies(c->s, e);
+	heap_sub_live(&c->p->heap, e->size);
+	for (i = 0; c->counted && i < 2; i++) {
 		struct report_heap *h = heaps[i];
 
-		if (!e) {
-			h->unknown_frees += c->counted;
-			continue;
-		}
-		heap_sub_live(h, e->size);
-		if (!c->counted)
-			continue;
 		h->frees++;
 		h->bytes_freed += e->size;
 		if (temporary) {
@@ -339,13 +542,9 @@ static void on_free(struct event_ctx *c, uint64_t addr)
 			h->temporary_bytes += e->size;
 		}
 	}
-	if (!e)
-		return;
-	if (c->s->sites && temporary && c->counted)
+	if (c->s->sites && temporary)
 		report_sites__temporary(c->s->sites, e->site, e->size);
-	if (c->s->sites)
-		report_sites__free(c->s->sites, e->site, e->size, c->s->records);
-	live_table__remove(c->s->live, e);
+	live_table__remove(&c->p->live, e);
 }
 
 static int on_realloc(struct event_ctx *c)
@@ -420,6 +619,7 @@ static int add_event(struct report_summary *s, const struct artifact_record *rec
 	if (!c.p)
 		return -ENOMEM;
 	c.counted = in_time_window(s, rec->timestamp);
+	apply_moments(s, rec->timestamp);
 	if (rec->timestamp > s->last_ts)
 		s->last_ts = rec->timestamp;
 	if (!c.p->has_events)
@@ -484,7 +684,7 @@ int report_summary__add(struct report_summary *s, const struct artifact_record *
 		if (!p)
 			return -ENOMEM;
 		take_process_record(p, rec);
-		return 0;
+		return p->lifetime_ahead ? 0 : add_moments(s, rec);
 	case ARTIFACT_META:
 		take_meta_record(s, rec);
 		return 0;
@@ -493,35 +693,53 @@ int report_summary__add(struct report_summary *s, const struct artifact_record *
 	}
 }
 
+int report_summary__add_ahead(struct report_summary *s, const struct artifact_record *rec)
+{
+	struct report_process *p;
+
+	if (rec->type != ARTIFACT_PROCESS || !(rec->has & AR_HAS(AK_PID)) ||
+	    !pid_selected(s, rec->pid))
+		return 0;
+	p = get_process(s, rec->pid);
+	if (!p)
+		return -ENOMEM;
+	take_process_record(p, rec);
+	if (p->lifetime_ahead)
+		return 0;
+	p->lifetime_ahead = true;
+	return add_moments(s, rec);
+}
+
+/* a block live at its process's exit: a leak, unless a suppression matches it */
+static void count_leak(struct report_summary *s, struct report_process *p,
+		       const struct live_entry *e)
+{
+	if (s->suppressed && s->suppressed(s->suppressed_arg, e->site, e->size)) {
+		s->total.suppressed_count++;
+		s->total.suppressed_bytes += e->size;
+		p->heap.suppressed_count++;
+		p->heap.suppressed_bytes += e->size;
+		return;
+	}
+	s->total.leaked_count++;
+	s->total.leaked_bytes += e->size;
+	if (s->sites)
+		report_sites__leak(s->sites, e->site, e->size);
+	p->heap.leaked_count++;
+	p->heap.leaked_bytes += e->size;
+}
+
 void report_summary__finish(struct report_summary *s)
 {
-	struct report_live_table *t = s->live;
-	size_t i, n = (size_t)1 << t->bits;
+	size_t i, j;
 
-	for (i = 0; i < n; i++) {
-		const struct live_entry *e = &t->slots[i];
-		struct report_process *p;
+	apply_moments(s, UINT64_MAX);
+	for (i = 0; i < s->nr_procs; i++) {
+		struct report_process *p = &s->procs[i];
 
-		if (!e->addr || !e->counted)
-			continue;
-		p = find_process(s, e->pid);
-		if (s->suppressed && s->suppressed(s->suppressed_arg, e->site, e->size)) {
-			s->total.suppressed_count++;
-			s->total.suppressed_bytes += e->size;
-			if (p) {
-				p->heap.suppressed_count++;
-				p->heap.suppressed_bytes += e->size;
-			}
-			continue;
-		}
-		s->total.leaked_count++;
-		s->total.leaked_bytes += e->size;
-		if (s->sites)
-			report_sites__leak(s->sites, e->site, e->size);
-		if (p) {
-			p->heap.leaked_count++;
-			p->heap.leaked_bytes += e->size;
-		}
+		for (j = 0; j < live_table__slots(&p->live); j++)
+			if (p->live.slots[j].addr && p->live.slots[j].counted)
+				count_leak(s, p, &p->live.slots[j]);
 	}
 }
 
@@ -530,11 +748,6 @@ int report_summary__init(struct report_summary *s, const struct report_filter *f
 	memset(s, 0, sizeof(*s));
 	if (f)
 		s->filter = *f;
-	s->live = calloc(1, sizeof(*s->live));
-	if (!s->live || live_table__init(s->live, TABLE_MIN_BITS)) {
-		report_summary__exit(s);
-		return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -546,14 +759,13 @@ void report_summary__exit(struct report_summary *s)
 		free(s->procs[i].comm);
 		free(s->procs[i].backend);
 		free(s->procs[i].exe);
+		live_table__exit(&s->procs[i].live);
 	}
 	free(s->procs);
+	free(s->moments);
 	free(s->meta.tool);
 	free(s->meta.version);
 	free(s->meta.command);
-	if (s->live)
-		free(s->live->slots);
-	free(s->live);
 	u64_map__exit(&s->proc_index);
 	report_timeline__delete(s->timeline);
 	report_sites__delete(s->sites);

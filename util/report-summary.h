@@ -18,7 +18,18 @@
  * allocates addr (when not 0).  A Realloc with addr 0 and a non-zero size
  * is a failed realloc and changes nothing.  A free of an address that is
  * not live is an "unknown free".  Mmap, Munmap and Brk are kept apart.
- * Peak = the largest sum of live heap bytes, with the time it was reached.
+ *
+ * A process's blocks live no longer than its image: its exec discards them
+ * (they are neither freed nor leaked), and its exit takes them out of the
+ * tree's live heap.  Peak = the largest sum of live heap bytes of the
+ * processes alive, with the time it was reached; a process's live at exit
+ * is what it had not freed when it exited (or at the end of the trace).
+ * The exec and exit times come from the Process records: given ahead of the
+ * events (report_summary__add_ahead(): the trailer read first), they are
+ * applied as the events pass them; seen only after the events, the blocks
+ * discarded by an exec are told by their time at the end, and the peak and
+ * the timeline count the blocks of exited processes and replaced images
+ * (lifetimes == REPORT_LIFETIMES_LATE).
  *
  * timeline and sites are optional: set them after report_summary__init()
  * to have them fed; report_summary__exit() deletes them.  So is
@@ -48,6 +59,7 @@ struct report_heap {
 	uint64_t peak_count;		/* blocks live at the peak */
 	uint64_t leaked_count, leaked_bytes;	/* still live at the end */
 	uint64_t suppressed_count, suppressed_bytes;	/* live at the end, not leaks */
+	uint64_t discarded_count, discarded_bytes;	/* live when their process exec'd */
 	uint64_t unknown_frees;
 	uint64_t overwritten;		/* allocated again while live: a lost free */
 	uint64_t temporary_count, temporary_bytes;
@@ -55,9 +67,21 @@ struct report_heap {
 	uint64_t brk_growth;		/* highest break - first break seen */
 };
 
+struct live_entry;
+
+/* the live blocks of a process: a hash table of util/report-summary.c */
+struct report_live_table {
+	struct live_entry *slots;	/* NULL until the first block */
+	unsigned int bits;
+	size_t used;
+};
+
 struct report_process {
 	int32_t pid;
 	struct report_heap heap;
+	struct report_live_table live;
+	bool lifetime_ahead;		/* its Process record came before the events */
+	bool ended;			/* its exit is passed: out of the tree's live heap */
 	uint64_t first_ts, last_ts;	/* of its events */
 	bool has_events;
 	uint64_t brk_first, brk_max;
@@ -87,7 +111,14 @@ struct report_meta {
 	uint32_t blind;			/* static stripped processes, their allocations unseen */
 };
 
-struct report_live_table;
+/* what the exec and exit times of the processes did to the figures */
+enum report_lifetimes {
+	REPORT_LIFETIMES_NONE,		/* none known: no Process record says one */
+	REPORT_LIFETIMES_AHEAD,		/* each applied as the events passed it */
+	REPORT_LIFETIMES_LATE,		/* some learnt after the events passed them */
+};
+
+struct report_moment;
 struct report_timeline;
 struct report_sites;
 
@@ -106,7 +137,10 @@ struct report_summary {
 	size_t nr_procs, procs_cap;
 
 	struct u64_map proc_index;		/* pid -> procs[] index */
-	struct report_live_table *live;
+	struct report_moment *moments;		/* execs and exits, by time once sorted */
+	size_t nr_moments, moments_cap, next_moment;
+	bool moments_sorted;
+	enum report_lifetimes lifetimes;
 	struct report_timeline *timeline;	/* NULL unless asked for */
 	struct report_sites *sites;		/* call sites; NULL unless asked for */
 	/* a block live at the end for which this is true is suppressed, not leaked */
@@ -117,6 +151,12 @@ struct report_summary {
 /* 0 or -ENOMEM */
 int report_summary__init(struct report_summary *s, const struct report_filter *f);
 int report_summary__add(struct report_summary *s, const struct artifact_record *rec);
+/*
+ * A Process record read ahead of the events (from the trailer): its exec
+ * and exit times are applied as the events pass them.  Other records are
+ * ignored.  The same record in the stream later changes nothing more.
+ */
+int report_summary__add_ahead(struct report_summary *s, const struct artifact_record *rec);
 /* counts what is still live as leaked; call once, after the last record */
 void report_summary__finish(struct report_summary *s);
 void report_summary__exit(struct report_summary *s);

@@ -18,6 +18,8 @@
 
 /* every value below 2^53: the dump's JSON is read back as doubles */
 static const uint64_t frame_ids[] = { 11, 12, 1ULL << 40 };
+/* the Process's execs: the first right after its fork, then another */
+static const uint64_t exec_times[] = { 1000000006, 1500000000 };
 
 /*
  * What each record type must read back as: a value for every key of the
@@ -40,6 +42,7 @@ static struct artifact_record expected[ARTIFACT_TYPE_MAX] = {
 		.type = ARTIFACT_PROCESS, .pid = 4242, .ppid = 1, .comm = "make",
 		.exe = "/usr/bin/make", .start = 1000000001, .exit = 1999999999,
 		.exit_code = 2 << 8, .backend = "preload",
+		.execs = { exec_times, ARRAY_SIZE(exec_times) },
 	},
 	[ARTIFACT_FRAME] = {
 		.type = ARTIFACT_FRAME, .id = 11, .ip = 0x401234, .module = "/usr/bin/make",
@@ -72,7 +75,7 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	const struct artifact_record *s = &expected[ARTIFACT_STACK];
 	struct mt_proc_event fork = { .kind = MT_FORK, .pid = p->pid, .ppid = p->ppid,
 				      .ts = p->start };
-	struct mt_proc_event exec = { .kind = MT_EXEC, .pid = p->pid, .ts = p->start + 5 };
+	struct mt_proc_event exec = { .kind = MT_EXEC, .pid = p->pid };
 	struct mt_proc_event exit = { .kind = MT_EXIT, .pid = p->pid, .ts = p->exit,
 				      .exit_code = p->exit_code };
 	struct frame_record frame = { .id = f->id, .ip = f->ip, .offset = f->offset,
@@ -80,6 +83,7 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 				      .file = f->file, .line = f->line, .inlined = f->inlined };
 	struct artifact_record run = { 0 };
 	struct proc_table pt;
+	uint32_t i;
 
 	(void)arg;
 	artifact_record__set_version(&run, m->version);
@@ -99,7 +103,10 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	snprintf(exec.filename, sizeof(exec.filename), "%s", p->exe);
 	proc_table__init(&pt);
 	proc_table__apply(&pt, &fork);
-	proc_table__apply(&pt, &exec);
+	for (i = 0; i < p->execs.n; i++) {
+		exec.ts = p->execs.v[i];
+		proc_table__apply(&pt, &exec);
+	}
 	proc_table__apply(&pt, &exit);
 	proc_table__get(&pt, p->pid)->mode = MT_MODE_PRELOAD;
 	proc_table__pack(&pt, pk);
@@ -290,12 +297,26 @@ static void test_kind_names(void)
 	artifact__close(a);
 }
 
+/* the reader keeps one array per record: a record type has one IDS key at most */
+static void test_one_array_per_record(void)
+{
+	unsigned int t, f, n;
+
+	for (t = ARTIFACT_EVENT; t < ARTIFACT_TYPE_MAX; t++) {
+		for (f = 0, n = 0; f < AK_MAX; f++)
+			n += artifact_keys[f].type == AT_IDS && (artifact_keys[f].in & (1u << t));
+		CHECK(n <= 1, "%s records have %u array keys",
+		      artifact_record__type_name(&expected[t]), n);
+	}
+}
+
 int main(void)
 {
 	unsigned int t;
 
 	for (t = ARTIFACT_EVENT; t < ARTIFACT_TYPE_MAX; t++)
 		expected[t].has = table_keys(t);
+	test_one_array_per_record();
 	test_round_trip();
 	test_kind_names();
 	test_tmpdir_remove();
