@@ -308,6 +308,11 @@ static void apply_exec(struct report_summary *s, struct report_process *p,
 		live_table__remove(t, e);
 	}
 	live_table__fit(t);
+	if (!m->late) {
+		/* the new image has a break of its own, anywhere in the address space */
+		p->has_brk = false;
+		p->last_alloc.set = false;
+	}
 }
 
 /* an exit: its blocks leave the tree's live heap, and stay its live at exit */

@@ -18,6 +18,15 @@ run() {
 }
 
 get() { jq -r "$1" "$tmp/r.json"; }
+
+# the break's growth of each image of the process, summed: the highest break minus the first
+brk_growth_by_image() {
+	"$MEMTRACK" report --dump "$art" | jq -s --argjson pid "$1" '
+		(map(select(.type == "Process" and .pid == $pid))[0].execs) as $execs
+		| map(select(.type == "Brk" and .pid == $pid and .addr > 0))
+		| group_by(.timestamp as $t | [$execs[] | select(. <= $t)] | length)
+		| map((map(.addr) | max) - .[0].addr) | add // 0'
+}
 piped() { jq -r "$1" "$tmp/pipe.json"; }
 
 # 7 malloc(3000), 2 freed, then exec of malloc_free (100 Malloc, 40 live)
@@ -34,6 +43,8 @@ test_exec_discards() {
 		expect_eq "exec, $b: no unknown free, none overwritten" "0 0" \
 			"$(get .unknown_frees) $(get .overwritten)"
 		expect_eq "exec, $b: the trailer read first" ahead "$(get .lifetimes)"
+		expect_eq "exec, $b: the break grows within each image, not from one to the next" \
+			"$(brk_growth_by_image "$(get '.processes[0].pid')")" "$(get .brk_growth)"
 		expect_eq "exec, $b, a pipe: the same leaks, said late" "late 40 3220 5" \
 			"$(piped .lifetimes) $(piped .leaked_count) $(piped .leaked_bytes) $(piped .discarded_count)"
 	done
