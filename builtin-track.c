@@ -1346,8 +1346,8 @@ static int parse_stack_copy_size(const char *arg)
 	return (size + 7) & ~7UL;
 }
 
-/* -1 for a mode that does not exist */
-static int parse_call_graph(const char *mode)
+/* the mode, and for dwarf the bytes of stack to copy in *copy_size; -1 for a mode that does not exist */
+static int parse_call_graph(const char *mode, unsigned int *copy_size)
 {
 	int size;
 
@@ -1362,7 +1362,7 @@ static int parse_call_graph(const char *mode)
 		size = parse_stack_copy_size(mode[5] ? mode + 6 : "");
 		if (size < 0)
 			return -1;
-		opts.stack_copy_size = size;
+		*copy_size = size;
 		return MT_CALL_GRAPH_DWARF;
 	}
 	return error("--call-graph expects fp, dwarf[,<size>] or no, not '%s'", mode);
@@ -1406,7 +1406,7 @@ static int parse_backend(struct track_session *s)
 /* values the option table cannot check: each a usage error */
 static int validate_options(struct track_session *s)
 {
-	int mode = parse_call_graph(opts.call_graph);
+	int mode = parse_call_graph(opts.call_graph, &opts.stack_copy_size);
 
 	if (mode < 0 || parse_backend(s))
 		return -1;
