@@ -9,6 +9,9 @@
 # test).  TIMEOUT_SCALE multiplies every limit (a slow machine, valgrind).
 # Once SUITE_BUDGET seconds (default 2700) have passed, the tests not started
 # yet fail as not run, so the suite ends within its budget plus one limit.
+# After MAX_TIMEOUTS tests (default 3) have timed out, the rest fail as not
+# run too: a hang in the pipeline hangs every test, and the suite should
+# say so in minutes, not in its whole budget.
 #
 # Backends: a shell test with a "# backends: both" line in its first 15 lines
 # runs twice, as itself (auto: the preload shim where it can) and again as
@@ -21,6 +24,8 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-60}
 TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
 SUITE_BUDGET=${SUITE_BUDGET:-2700}
 BPF_PASS=${BPF_PASS:-1}
+MAX_TIMEOUTS=${MAX_TIMEOUTS:-3}
+timeouts=0
 pattern=${1:-}
 passed=0 failed=0 skipped=0
 failures=()
@@ -61,6 +66,11 @@ run_one() {
 		fail_one "$name" "not run: the suite's ${SUITE_BUDGET}s are spent"
 		return
 	fi
+	if [ "$timeouts" -ge "$MAX_TIMEOUTS" ]; then
+		echo " NOT RUN: $timeouts tests timed out already"
+		fail_one "$name" "not run: $timeouts tests timed out already"
+		return
+	fi
 	log=$(mktemp)
 	start=$(date +%s.%N)
 	# timeout leads a process group of its own: at the limit the test and
@@ -74,6 +84,7 @@ run_one() {
 		# what outlived the test: a process that ignores or handles TERM
 		kill -KILL -- -"$tpid" 2>/dev/null
 		echo " TIMEOUT after ${elapsed}s (limit ${limit}s)"
+		timeouts=$((timeouts + 1))
 		sed 's/^/    | /' "$log" | tail -n 40
 		last=$(tail -n 1 "$log")
 		fail_one "$name" "timed out after ${limit}s${last:+; its log ends: $last}"

@@ -70,7 +70,18 @@ test_budget() {
 	expect_eq "budget: no test starts" 2 "$(grep -c "NOT RUN: the suite's 0s are spent" "$tmp/log")"
 }
 
+# after MAX_TIMEOUTS timeouts the rest is not run: a hang everywhere ends the suite early
+test_max_timeouts() {
+	local rc=0
+	OUTPUT=$tmp/out MAX_TIMEOUTS=1 "$tmp/tests/run.sh" >"$tmp/log" 2>&1 || rc=$?
+	expect_eq "max timeouts: the run fails" 1 "$rc"
+	expect_eq "max timeouts: the test after the first timeout is not run" 1 \
+		"$(grep -c '^shell/b_passes *NOT RUN: 1 tests timed out already$' "$tmp/log")"
+	expect_eq "max timeouts: counted as failed" "0 passed, 2 failed, 0 skipped" "$(tail -n 1 "$tmp/log")"
+}
+
 test_timeout
 test_scale
 test_budget
+test_max_timeouts
 finish
