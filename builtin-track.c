@@ -1148,6 +1148,7 @@ static void finish_merge(struct track_session *s)
 {
 	struct merge_stats st;
 
+	shim_host__flush(s->host);
 	merger__set_bpf_bound(s->merger, UINT64_MAX);
 	merger__pass(s->merger, true);
 	merger__stats(s->merger, &st);

@@ -136,6 +136,8 @@ static int watch_fd(int epoll_fd, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 
+	if (epoll_fd < 0)
+		return 0;	/* flushing: nobody polls any more */
 	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
@@ -157,7 +159,8 @@ static void close_conn(struct shim_host *h, int fd)
 	if (c->state == CONN_ACCEPTED && h->ops.closed)
 		h->ops.closed(h->ops.ctx, c->pid);
 	c->state = CONN_NONE;
-	epoll_ctl(h->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+	if (h->epoll_fd >= 0)
+		epoll_ctl(h->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
 	close(fd);
 }
 
@@ -291,6 +294,19 @@ bool shim_host__handle(struct shim_host *h, int fd, uint32_t events)
 	if (events & (EPOLLHUP | EPOLLERR))
 		close_conn(h, fd);
 	return true;
+}
+
+void shim_host__flush(struct shim_host *h)
+{
+	size_t fd;
+
+	if (!h)
+		return;
+	h->epoll_fd = -1;	/* the poller's, closed with it */
+	accept_conns(h);
+	for (fd = 0; fd < h->conns_cap; fd++)
+		if (h->conns[fd].state != CONN_NONE)
+			shim_host__handle(h, fd, 0);
 }
 
 void shim_host__drop(struct shim_host *h, pid_t pid)

@@ -49,6 +49,12 @@ const char *shim_host__env(const struct shim_host *h);
 int shim_host__watch(struct shim_host *h, int epoll_fd);
 /* handles the events of one of its fds; false when fd is not the host's */
 bool shim_host__handle(struct shim_host *h, int fd, uint32_t events);
+/*
+ * Once the poller has stopped: takes every message still queued (a ring
+ * registered just before its thread's process exited, a connection not
+ * accepted yet), so that no ring goes unread at the end of a run.
+ */
+void shim_host__flush(struct shim_host *h);
 /* closes every connection of pid: its shim stops recording */
 void shim_host__drop(struct shim_host *h, pid_t pid);
 /* the poller goes to sleep (true) or wakes: shims kick only a sleeping poller */

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memtrack's end of the shim's socket (util/shim-host.c), with this test
+ * as the shim: a hello is answered, a ring registration is taken, and a
+ * registration still queued when the poller stops is taken by
+ * shim_host__flush() (a process that registered its ring and exited just
+ * before the end of a run lost all its events before it existed), as is
+ * a connection never accepted.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util/shim-host.h"
+#include "util/util.h"
+
+#define RING_SIZE	(64U << 10)
+
+struct seen {
+	unsigned int hellos, rings, closed;
+	pid_t ring_pid;
+	int32_t ring_tid;
+};
+
+static bool decide(void *ctx, pid_t pid, uint32_t flags)
+{
+	(void)pid;
+	(void)flags;
+	((struct seen *)ctx)->hellos++;
+	return true;
+}
+
+static bool take_ring(void *ctx, pid_t pid, struct shim_ring *r)
+{
+	struct seen *s = ctx;
+
+	s->rings++;
+	s->ring_pid = pid;
+	s->ring_tid = r->tid;
+	return false;	/* the host unmaps it */
+}
+
+static void closed(void *ctx, pid_t pid)
+{
+	(void)pid;
+	((struct seen *)ctx)->closed++;
+}
+
+/* a connection to the host, as a shim makes it */
+static int shim_connect(struct shim_host *h)
+{
+	const char *name = strchr(shim_host__env(h), '=') + 1;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 2 };	/* an answer that never comes fails, not hangs */
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memcpy(addr.sun_path + 1, name, strlen(name));
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr,
+			       offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void send_hello(int sock)
+{
+	struct shim_hello m = {
+		.msg = SHIM_HELLO, .magic = SHIM_MAGIC, .version = SHIM_VERSION, .tid = 1,
+	};
+
+	CHECK(send(sock, &m, sizeof(m), 0) == sizeof(m));
+}
+
+static void send_ring(int sock, int32_t tid)
+{
+	struct shim_register m = { .msg = SHIM_REGISTER, .tid = tid, .size = RING_SIZE };
+	int fd = memfd_create("test-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	CHECK(fd >= 0 && !ftruncate(fd, SHIM_HDR_SIZE + RING_SIZE) &&
+	      !fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW));
+	CHECK(send_fds(sock, &m, sizeof(m), &fd, 1, 0) == sizeof(m));
+	close(fd);
+}
+
+/* one round of the poller: every event of the host's fds */
+static void poll_once(struct shim_host *h, int epfd)
+{
+	struct epoll_event ev[8];
+	int n = epoll_wait(epfd, ev, 8, 1000), i;
+
+	for (i = 0; i < n; i++)
+		shim_host__handle(h, ev[i].data.fd, ev[i].events);
+}
+
+static char reply(int sock)
+{
+	char byte = 0;
+	int ctl = -1, nfds = 0;
+
+	CHECK(recv_fds(sock, &byte, 1, &ctl, 1, &nfds) == 1);
+	if (ctl >= 0)
+		close(ctl);
+	return byte;
+}
+
+static void test_flush_takes_queued_rings(void)
+{
+	struct seen s = { 0 };
+	struct shim_host_opts o = { .ring_size = RING_SIZE };
+	struct shim_host_ops ops = { .decide = decide, .ring = take_ring, .closed = closed, .ctx = &s };
+	struct shim_host *h = NULL;
+	int epfd = epoll_create1(EPOLL_CLOEXEC), a, b;
+
+	CHECK(!shim_host__new(&h, &o, &ops));
+	if (!h)
+		return;
+	CHECK(!shim_host__watch(h, epfd));
+
+	/* accepted while the poller runs */
+	a = shim_connect(h);
+	CHECK(a >= 0);
+	send_hello(a);
+	poll_once(h, epfd);	/* the connection */
+	poll_once(h, epfd);	/* its hello */
+	CHECK_U64(reply(a), SHIM_ACCEPT, "the hello is accepted");
+	send_ring(a, 4242);
+	poll_once(h, epfd);
+	CHECK_U64(s.rings, 1, "a ring registered while the poller runs is taken");
+
+	/* the poller has stopped: a ring still queued, then the thread's process exits */
+	send_ring(a, 4343);
+	close(a);
+	close(epfd);
+	/* a connection the poller never accepted, its hello queued */
+	b = shim_connect(h);
+	CHECK(b >= 0);
+	send_hello(b);
+
+	shim_host__flush(h);
+	CHECK_U64(s.rings, 2, "flush: the queued ring is taken");
+	CHECK_U64(s.ring_tid, 4343, "flush: with its thread");
+	CHECK_U64(s.ring_pid, getpid(), "flush: and the peer's pid");
+	CHECK_U64(s.closed, 1, "flush: the closed connection is seen as closed");
+	CHECK_U64(s.hellos, 2, "flush: the connection never accepted says hello");
+	CHECK_U64(reply(b), SHIM_ACCEPT, "flush: and is answered");
+	close(b);
+	shim_host__delete(h);
+}
+
+int main(void)
+{
+	test_flush_takes_queued_rings();
+	return test_done("test-shim-host");
+}
