@@ -1,5 +1,6 @@
 #!/bin/bash
 # track -p: attach to a running process tree; counts after attach are exact
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track -p: the artifact names the attached command line, no exit code for a process still running
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,6 +1,7 @@
 #!/bin/bash
 # track -p under sudo: only processes the invoking user could trace; the others are refused by pid
 # shellcheck disable=SC2154 # $test_user, $test_uid, $bg_pid: lib/user.sh
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/user.sh"

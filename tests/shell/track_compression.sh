@@ -1,6 +1,7 @@
 #!/bin/bash
 # track: -z/--compression-level, the same events at any level, fewer bytes at a higher one
 # (bad levels: track_errors)
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: a stripped program's frames from its separate debug file, by build id and by .gnu_debuglink
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

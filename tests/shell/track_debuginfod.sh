@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: a stripped program's frames from a local debuginfod server, then from its cache
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: bad input gets one clear message and a defined exit code
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: a kernel without BTF, uprobes or uprobe_multi (< 6.6) gets one message naming what is missing, before anything is done
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -1,6 +1,7 @@
 #!/bin/bash
 # track as root: no link or directory of another user leads the artifact or stats file anywhere
 # shellcheck disable=SC2154 # $test_user, $test_uid, $test_gid: lib/user.sh
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/user.sh"

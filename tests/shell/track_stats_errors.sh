@@ -1,6 +1,7 @@
 #!/bin/bash
 # track --stats: a write error (disk full) stops sampling with one message,
 # and the run and its artifact go on
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

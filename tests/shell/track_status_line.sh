@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: a live status line on stderr when it is a terminal (a pseudo-terminal through script), cleared before the summary; none in a pipe, with -q or TERM=dumb
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

@@ -31,7 +31,7 @@ test_mirroring_parent_pressure() {
 	local rc=0 rows
 	rm -f "$tmp"/*.msgpack
 	timeout 60 "$MEMTRACK" track -q -o "$tmp" --backend bpf --call-graph no \
-		--ring-size events=16K --stats "$tmp/s.jsonl" -- "$WORKLOADS/mirror_stop" 20000 \
+		--ring-size events=4K --pressure-watermark 10 --stats "$tmp/s.jsonl" -- "$WORKLOADS/mirror_stop" 20000 \
 		2>"$tmp/err" || rc=$?
 	expect_eq "mirror, pressure: the parent ran to its end" 0 "$rc"
 	rows=$(grep -c '"k":"pressure"' "$tmp/s.jsonl" || true)

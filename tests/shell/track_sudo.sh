@@ -1,5 +1,6 @@
 #!/bin/bash
 # track under sudo: the command runs as the invoking user, who owns the output
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf

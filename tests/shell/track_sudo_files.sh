@@ -1,6 +1,7 @@
 #!/bin/bash
 # track under sudo: --stats and -o create files as the invoking user, never someone else's
 # shellcheck disable=SC2154 # $test_user, $test_uid, $test_gid: lib/user.sh
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 . "$(dirname "$0")/lib/user.sh"

@@ -1,5 +1,6 @@
 #!/bin/bash
 # track: the summary line counts in words that agree with the number (1 process, 2 processes)
+# backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
