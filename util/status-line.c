@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "status-line.h"
+#include "usage.h"
 #include "util.h"
 
 #define REDRAW_NS	(250 * NSEC_PER_MSEC)
@@ -134,6 +135,7 @@ struct status_line *status_line__start(int fd, status_fill_fn *fill, void *arg)
 		free(sl);
 		return NULL;
 	}
+	usage__status_line_shown(true);
 	return sl;
 }
 
@@ -149,6 +151,7 @@ void status_line__stop(struct status_line *sl)
 	/* the figures at the end, then a clean line for the summary */
 	draw(sl);
 	write_all(sl->fd, CLEAR_LINE, sizeof(CLEAR_LINE) - 1);
+	usage__status_line_shown(false);
 	pthread_cond_destroy(&sl->wake);
 	pthread_mutex_destroy(&sl->lock);
 	free(sl);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,28 @@
 
 int verbose;
 
+static atomic_bool status_line_shown;
+
+void usage__status_line_shown(bool shown)
+{
+	atomic_store(&status_line_shown, shown);
+}
+
+/*
+ * One write per message, starting on a cleared line while a status line
+ * is drawn on stderr: the status line is redrawn below it at its next tick.
+ */
+static void put_message(const char *prefix, const char *msg, const char *suffix,
+			const char *end)
+{
+	char line[8192];
+
+	snprintf(line, sizeof(line), "%s%s%s%s%s%s",
+		 atomic_load(&status_line_shown) ? "\r\033[K" : "", prefix, msg,
+		 suffix ? ": " : "", suffix ? suffix : "", end);
+	fputs(line, stderr);
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap,
 		    const char *suffix)
 {
@@ -18,10 +41,7 @@ static void vreport(const char *prefix, const char *fmt, va_list ap,
 	/* names from files go into messages: nothing reaches the terminal raw */
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	quote_term_escape(msg, sizeof(msg), raw);
-	if (suffix)
-		fprintf(stderr, "%s%s: %s\n", prefix, msg, suffix);
-	else
-		fprintf(stderr, "%s%s\n", prefix, msg);
+	put_message(prefix, msg, suffix, "\n");
 }
 
 void die(const char *fmt, ...)
@@ -93,5 +113,6 @@ int eprintf(int level, const char *fmt, ...)
 	if (newline)
 		raw[len - 1] = '\0';
 	quote_term_escape(msg, sizeof(msg), raw);
-	return fprintf(stderr, "%s%s", msg, newline ? "\n" : "");
+	put_message("", msg, NULL, newline ? "\n" : "");
+	return 0;
 }

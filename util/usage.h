@@ -3,6 +3,7 @@
 #define MEMTRACK_USAGE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 #define MEMTRACK_EXIT_FATAL	128
 #define MEMTRACK_EXIT_USAGE	129
@@ -20,6 +21,8 @@ int error(const char *fmt, ...) __printf(1, 2);
 int error_errno(const char *fmt, ...) __printf(1, 2);
 void warning(const char *fmt, ...) __printf(1, 2);
 int eprintf(int level, const char *fmt, ...) __printf(2, 3);
+/* a status line is drawn on stderr (status-line.c): messages clear it first */
+void usage__status_line_shown(bool shown);
 
 #define pr_debug(fmt, ...)	eprintf(1, fmt, ##__VA_ARGS__)
 #define pr_debug2(fmt, ...)	eprintf(2, fmt, ##__VA_ARGS__)

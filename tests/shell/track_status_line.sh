@@ -36,6 +36,17 @@ test_terminal() {
 	fi
 }
 
+# a warning while the line is drawn starts on a cleared line, not after the status text
+test_warning() {
+	on_pty xterm -o "$tmp" -- /bin/sh -c 'sleep 0.6; exec /sbin/ldconfig -p >/dev/null'
+	if grep -aqF "${CLEAR}warning: pid " "$tmp/pty" &&
+	   ! grep -aEq "${STATUS}warning: " "$tmp/pty"; then
+		pass "terminal: a warning starts on a cleared line"
+	else
+		fail "terminal: a warning starts on a cleared line" "$(cat -v "$tmp/pty")"
+	fi
+}
+
 test_not_terminal() {
 	"$MEMTRACK" track -o "$tmp" -- "$WORKLOADS/malloc_free" 2>&1 | cat >"$tmp/pipe"
 	if grep -aEq "$STATUS" "$tmp/pipe" || grep -aqF $'\033' "$tmp/pipe"; then
@@ -51,5 +62,6 @@ test_not_terminal() {
 }
 
 test_terminal
+test_warning
 test_not_terminal
 finish
