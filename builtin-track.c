@@ -795,8 +795,9 @@ static void on_pressure_release(void *ctx, const struct stopped_pid *pids, int n
 {
 	struct track_session *s = ctx;
 	uint64_t now = now_ns();
+	int i;
 
-	for (int i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		stop_mirror__resumed(s->mirror, pids[i].pid, pids[i].stopped_at, now);
 }
 
