@@ -1697,7 +1697,8 @@ enum report_opt {
 #define RO(o)		(1u << RO_##o)
 #define RO_FILTERS	(RO(PID) | RO(COMM) | RO(CHILDREN) | RO(TIME))
 #define RO_SITES	(RO(SORT) | RO(TOP) | RO(DEPTH))
-#define RO_LEAKS	(RO(FAIL_IF) | RO(SUPP) | RO(NO_DEFAULT_SUPP))
+#define RO_SUPPRESSIONS	(RO(SUPP) | RO(NO_DEFAULT_SUPP))
+#define RO_LEAKS	(RO(FAIL_IF) | RO_SUPPRESSIONS)
 
 static const char *const report_opt_names[RO_MAX] = {
 	[RO_JSON] = "--json", [RO_TIMELINE] = "--timeline", [RO_GNUPLOT] = "--gnuplot",
@@ -1739,8 +1740,9 @@ static const struct report_mode report_modes[] = {
 	  RO_FILTERS | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph },
 	{ "--diff --flamegraph", RP(DIFF) | RP(FLAMEGRAPH), "prints every stack of two", 2,
 	  RO(COMM) | RO(TIME) | RO(DEPTH) | RO(WEIGHT), cmd_flamegraph_diff },
-	{ "--pprof", RP(PPROF), "writes a pprof profile", 1, RO_FILTERS, cmd_pprof },
-	{ "--html", RP(HTML), "writes a page", 1, RO_FILTERS | RO(TOP) | RO(DEPTH), cmd_html },
+	{ "--pprof", RP(PPROF), "writes a pprof profile", 1, RO_FILTERS | RO_SUPPRESSIONS, cmd_pprof },
+	{ "--html", RP(HTML), "writes a page", 1,
+	  RO_FILTERS | RO(TOP) | RO(DEPTH) | RO_SUPPRESSIONS, cmd_html },
 	{ "--diff --html", RP(DIFF) | RP(HTML), "writes the page of two", 2,
 	  RO(COMM) | RO(TIME) | RO(TOP) | RO(DEPTH), cmd_html_diff },
 };

@@ -59,6 +59,14 @@ test_file() {
 	printf 'leak:^mai$\n' >"$tmp/no.supp"
 	"$MEMTRACK" report --json --suppressions "$tmp/no.supp" "$art" >"$tmp/j"
 	expect_eq "file: an anchored pattern that does not match" 3220 "$(jq .leaked_bytes "$tmp/j")"
+	"$MEMTRACK" report --pprof "$tmp/p.pb.gz" --suppressions "$tmp/main.supp" "$art"
+	pprof_decode "$tmp/p.pb.gz" "$tmp" >"$tmp/p.json"
+	"$MEMTRACK" report --pprof "$tmp/all.pb.gz" "$art"
+	pprof_decode "$tmp/all.pb.gz" "$tmp" >"$tmp/all.json"
+	expect_eq "file: --pprof leaks the same as --json" "0 3220" \
+		"$(jq '.totals["leaked_space/bytes"]' "$tmp/p.json") $(jq '.totals["leaked_space/bytes"]' "$tmp/all.json")"
+	rc=$(status "$MEMTRACK" report --html "$tmp/p.html" --suppressions "$tmp/main.supp" "$art")
+	expect_eq "file: --html takes them too" 0 "$rc"
 	rc=$(status "$MEMTRACK" report --fail-if 'leaked>0' --suppressions "$tmp/main.supp" "$art")
 	expect_eq "file: --fail-if leaked>0 passes once suppressed" 0 "$rc"
 
