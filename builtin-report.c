@@ -1119,6 +1119,39 @@ static cJSON *json_summary(struct loaded *l, const char *path,
 	return o;
 }
 
+/* one --fail-if limit crossed, as an element of "limits_crossed" */
+static void json_crossing(const struct report_gate_crossing *c, void *arg)
+{
+	cJSON *a = arg, *e = cJSON_CreateObject();
+	char line[512];
+
+	if (!e)
+		return;
+	report_gate_crossing__format(c, line, sizeof(line));
+	cJSON_AddStringToObject(e, "limit", c->gate->expr);
+	if (c->proc)
+		cJSON_AddNumberToObject(e, "pid", c->proc->pid);
+	else
+		cJSON_AddNullToObject(e, "pid");
+	cJSON_AddNumberToObject(e, "value", c->value);
+	cJSON_AddStringToObject(e, "message", line);
+	cJSON_AddItemToArray(a, e);
+}
+
+/* with --fail-if: the limits crossed, [] for none (stderr says them too) */
+static cJSON *json_limits(cJSON *doc, const struct report_opts *o,
+			  const struct report_summary *base, const struct report_summary *s)
+{
+	cJSON *a;
+
+	if (!doc || !o->gates.n)
+		return doc;
+	a = cJSON_AddArrayToObject(doc, "limits_crossed");
+	if (a)
+		report_gates__check(&o->gates, base, s, json_crossing, a, NULL);
+	return doc;
+}
+
 /* valid UTF-8 whatever the artifact's strings hold: cJSON passes their bytes on */
 static int print_json(cJSON *o)
 {
@@ -1381,7 +1414,8 @@ static int cmd_diff(const char *const *paths, struct report_opts *o)
 	}
 	ret = site_diff__init(&sd, &base, &head, bpath, hpath, o);
 	if (!ret && o->json) {
-		ret = print_json(json_diff(&base, &head, bpath, hpath, &sd, o));
+		ret = print_json(json_limits(json_diff(&base, &head, bpath, hpath, &sd, o), o,
+					     &base.s, &head.s));
 	} else if (!ret) {
 		print_diff(&base, &head, bpath, hpath);
 		print_site_diff(&sd, o);
@@ -1674,7 +1708,7 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 	if (load_summary(path, o, &l))
 		return 1;
 	if (o->json)
-		ret = print_json(json_summary(&l, path, o));
+		ret = print_json(json_limits(json_summary(&l, path, o), o, NULL, &l.s));
 	else
 		ret = print_summary(&l, path, o);
 	if (!ret && (o->timeline || o->gnuplot))

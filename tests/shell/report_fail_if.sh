@@ -33,6 +33,13 @@ error: limit crossed: leaked-blocks >= 40: leaked-blocks is 40, 0 over the limit
 	rc=$(status "$MEMTRACK" report --json --fail-if 'leaked>3219' "$art")
 	expect_eq "crossed with --json: exit 3" 3 "$rc"
 	expect_eq "crossed with --json: stdout is the JSON document" 3220 "$(jq .leaked_bytes "$tmp/out")"
+	expect_eq "crossed with --json: the limit crossed, in the document" \
+		'[{"limit":"leaked>3219","pid":null,"value":3220,"message":"leaked>3219: leaked is 3.1 KiB (3220 bytes), 1 B over the limit"}]' \
+		"$(jq -c .limits_crossed "$tmp/out")"
+	rc=$(status "$MEMTRACK" report --json --fail-if 'leaked>3220' "$art")
+	expect_eq "within the limits with --json: none crossed" "0 []" "$rc $(jq -c .limits_crossed "$tmp/out")"
+	rc=$(status "$MEMTRACK" report --json "$art")
+	expect_eq "without --fail-if: no limits_crossed key" "0 null" "$rc $(jq -c .limits_crossed "$tmp/out")"
 }
 
 # the samples: base single.msgpack has a peak of 350 B, head tree.msgpack 6500 B

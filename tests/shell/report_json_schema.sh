@@ -40,6 +40,10 @@ test_report() {
 		"$MEMTRACK" report --json "$a" >"$tmp/$(basename "$a").json" 2>/dev/null || true
 		docs+=("$tmp/$(basename "$a").json")
 	done
+	# with limits: one crossed by the tree, one by each process, one not crossed
+	"$MEMTRACK" report --json --fail-if 'allocs>1' --fail-if 'allocs@each>1' \
+		--fail-if 'peak>1TiB' "$art" >"$tmp/limits.json" 2>/dev/null || true
+	docs+=("$tmp/limits.json")
 	expect_eq "report: the schema's name and version" "memtrack-report/1" \
 		"$(jq -r .schema "${docs[0]}")"
 	expect_eq "report: the schema key comes first" schema "$(jq -r 'keys_unsorted[0]' "${docs[0]}")"
@@ -50,8 +54,10 @@ test_diff() {
 	"$MEMTRACK" report --diff --json "$tmp/s/stacks-base.msgpack" "$tmp/s/stacks.msgpack" >"$tmp/d1.json"
 	"$MEMTRACK" report --diff --json "$tmp/r/single.msgpack" "$tmp/r/tree.msgpack" >"$tmp/d2.json"
 	"$MEMTRACK" report --diff --json "$art" "$art" >"$tmp/d3.json"
+	"$MEMTRACK" report --diff --json --fail-if 'peak+>10%' "$tmp/r/single.msgpack" \
+		"$tmp/r/tree.msgpack" >"$tmp/d4.json" 2>/dev/null || true
 	expect_eq "diff: the schema's name and version" "memtrack-report-diff/1" "$(jq -r .schema "$tmp/d1.json")"
-	validate memtrack-report-diff "$tmp/d1.json" "$tmp/d2.json" "$tmp/d3.json"
+	validate memtrack-report-diff "$tmp/d1.json" "$tmp/d2.json" "$tmp/d3.json" "$tmp/d4.json"
 	# the diff's schema copies two definitions of the report's: they must not drift apart
 	expect_eq "diff: frame and site_figures as in the report's schema" \
 		"$(jq -S '."$defs" | {frame, site_figures}' "$DOC/memtrack-report.schema.json")" \
