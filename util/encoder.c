@@ -61,29 +61,47 @@ struct encoder {
  * very bytes msgpack-c would pack (tests/unit/test-encoder.c holds the two
  * side by side), without a callback per key and value.
  */
-static unsigned char *put_be(unsigned char *p, unsigned char tag, uint64_t v,
-			     unsigned int bytes)
+static inline unsigned char *put_be16(unsigned char *p, unsigned char tag, uint16_t v)
 {
-	*p++ = tag;
-	while (bytes--)
-		*p++ = v >> (8 * bytes);
-	return p;
+	v = __builtin_bswap16(v);
+	*p = tag;
+	memcpy(p + 1, &v, sizeof(v));
+	return p + 1 + sizeof(v);
+}
+
+static inline unsigned char *put_be32(unsigned char *p, unsigned char tag, uint32_t v)
+{
+	v = __builtin_bswap32(v);
+	*p = tag;
+	memcpy(p + 1, &v, sizeof(v));
+	return p + 1 + sizeof(v);
+}
+
+static inline unsigned char *put_be64(unsigned char *p, unsigned char tag, uint64_t v)
+{
+	v = __builtin_bswap64(v);
+	*p = tag;
+	memcpy(p + 1, &v, sizeof(v));
+	return p + 1 + sizeof(v);
 }
 
 /* a non-negative integer in its smallest encoding, as msgpack-c packs it */
-static unsigned char *put_uint(unsigned char *p, uint64_t v)
+static inline unsigned char *put_uint(unsigned char *p, uint64_t v)
 {
 	if (v < 0x80) {
 		*p++ = v;
 		return p;
 	}
-	if (v <= UINT8_MAX)
-		return put_be(p, 0xcc, v, 1);
+	if (v <= UINT8_MAX) {
+		p[0] = 0xcc;
+		p[1] = v;
+		return p + 2;
+	}
 	if (v <= UINT16_MAX)
-		return put_be(p, 0xcd, v, 2);
+		return put_be16(p, 0xcd, v);
 	if (v <= UINT32_MAX)
-		return put_be(p, 0xce, v, 4);
-	return put_be(p, 0xcf, v, 8);
+		return put_be32(p, 0xce, v);
+	return put_be64(p, 0xcf, v);
 }
 
 /* a signed 32-bit integer, as msgpack_pack_int32() packs it */
@@ -95,11 +113,14 @@ static unsigned char *put_int32(unsigned char *p, int32_t v)
 		*p++ = (unsigned char)v;
 		return p;
 	}
-	if (v >= INT8_MIN)
-		return put_be(p, 0xd0, (uint8_t)v, 1);
+	if (v >= INT8_MIN) {
+		p[0] = 0xd0;
+		p[1] = (uint8_t)v;
+		return p + 2;
+	}
 	if (v >= INT16_MIN)
-		return put_be(p, 0xd1, (uint16_t)v, 2);
-	return put_be(p, 0xd2, (uint32_t)v, 4);
+		return put_be16(p, 0xd1, (uint16_t)v);
+	return put_be32(p, 0xd2, (uint32_t)v);
 }
 
 /* a short string, its fixstr byte first */
@@ -393,7 +414,10 @@ int encoder__add(struct encoder *enc, const struct mt_alloc_event *e)
 	if (!enc->cur)
 		enc->cur = take_free_window(enc);
 	enc->cur->ev[enc->cur->n++] = *e;
-	enc->events_in++;
+	/* one writer: a plain add, not a locked one per event */
+	atomic_store_explicit(&enc->events_in,
+			      atomic_load_explicit(&enc->events_in, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (enc->cur->n == enc->opts.window_events)
 		hand_over(enc);
 	return enc->error;

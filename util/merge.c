@@ -415,6 +415,34 @@ static void forget_done(struct merger *m)
 	m->nprocs = kept;
 }
 
+/* whether s's head comes before every head in the heap */
+static bool heads_heap(const struct merger *m, const struct source *s)
+{
+	struct heap_item it = { .ts = s->head.ts, .rank = rank_of(s->head.kind) };
+
+	return !m->nheap || item_before(&it, &m->heap[0]);
+}
+
+/*
+ * Emits s's head and what follows it in s for as long as it stays ahead of
+ * every other source: a thread's records come in runs (a time slice each),
+ * and a run needs the heap only at its end.
+ */
+static uint64_t emit_run(struct merger *m, struct source *s)
+{
+	uint64_t n = 0;
+
+	do {
+		m->ops.emit(m->ops.ctx, &s->head);
+		source_consume(m, s);
+		n++;
+		if (!source_next(m, s))
+			return n;
+	} while (s->head.ts <= s->proc->low && heads_heap(m, s));
+	heap_push(m, s);
+	return n;
+}
+
 uint64_t merger__pass(struct merger *m, bool all)
 {
 	uint64_t emitted = 0;
@@ -427,15 +455,10 @@ uint64_t merger__pass(struct merger *m, bool all)
 		queue_heads(m, m->procs[i]);
 	while (m->nheap) {
 		struct heap_item it = heap_pop(m);
-		struct source *s = it.src;
 
-		if (it.ts > s->proc->low)
-			continue;	/* its process waits for an earlier event */
-		m->ops.emit(m->ops.ctx, &s->head);
-		source_consume(m, s);
-		emitted++;
-		if (source_next(m, s))
-			heap_push(m, s);
+		if (it.ts <= it.src->proc->low)
+			emitted += emit_run(m, it.src);
+		/* else its process waits for an earlier event */
 	}
 	for (i = 0; i < m->nprocs; i++) {
 		struct merge_proc *p = m->procs[i];

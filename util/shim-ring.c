@@ -61,6 +61,7 @@ int shim_ring__map(struct shim_ring *r, int fd, uint64_t size, int32_t pid, int3
 	r->pid = pid;
 	r->tid = tid;
 	r->cons = r->released = __atomic_load_n(&r->hdr->cons, __ATOMIC_ACQUIRE);
+	r->prod_seen = r->cons;
 	return 0;
 }
 
@@ -143,6 +144,7 @@ static enum shim_head read_free(struct shim_ring *r, const uint8_t *rec, uint32_
 	return SHIM_HEAD_EVENT;
 }
 
+/* copied first, like every record: the process may change it while we look */
 static enum shim_head read_stack(struct shim_ring *r, const uint8_t *rec, uint32_t len,
 				 struct shim_stack *st)
 {
@@ -161,21 +163,34 @@ static enum shim_head read_stack(struct shim_ring *r, const uint8_t *rec, uint32
 	return SHIM_HEAD_STACK;
 }
 
+/*
+ * The producer's position is read again only when we have caught up with
+ * the one we saw: its cache line is the one the producer writes at every
+ * record, and a read per record made the two cores trade it per event.
+ */
+static uint64_t committed_end(struct shim_ring *r)
+{
+	if (r->prod_seen == r->cons)
+		r->prod_seen = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
+	return r->prod_seen;
+}
+
 enum shim_head shim_ring__head(struct shim_ring *r, struct mt_alloc_event *out,
 			       struct shim_stack *stack, uint32_t *len)
 {
-	uint64_t prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE), word;
-	uint8_t rec[MAX_RECORD];
+	uint64_t prod, word;
+	const uint8_t *rec;
 	uint32_t kind;
 
 	if (r->corrupt)
 		return SHIM_HEAD_CORRUPT;
+	prod = committed_end(r);
 	if (prod == r->cons)
 		return SHIM_HEAD_EMPTY;
 	if (prod < r->cons)
 		return corrupt(r, "its write position went backwards");
-	word = __atomic_load_n((const uint64_t *)(r->data + (r->cons & (r->size - 1))),
-			       __ATOMIC_ACQUIRE);
+	rec = r->data + (r->cons & (r->size - 1));
+	word = __atomic_load_n((const uint64_t *)rec, __ATOMIC_ACQUIRE);
 	/* a word never written yet is 0: stamp 0 matches position 0, length 0 does not */
 	if (SHIM_REC_STAMP(word) != (uint32_t)r->cons || !SHIM_REC_LEN(word))
 		return SHIM_HEAD_PENDING;
@@ -183,11 +198,13 @@ enum shim_head shim_ring__head(struct shim_ring *r, struct mt_alloc_event *out,
 	kind = SHIM_REC_KIND(word);
 	if (*len < 16 || (*len & 7) || *len > MAX_RECORD || *len > prod - r->cons)
 		return corrupt(r, "a record of an impossible length");
-	/* copied first: the process may change it while we look */
-	memcpy(rec, r->data + (r->cons & (r->size - 1)), *len);
-	memset(out, 0, sizeof(*out));
 	out->pid = r->pid;
 	out->tid = r->tid;
+	out->flags = 0;
+	out->old_addr = 0;
+	out->size = 0;
+	out->stack = 0;
+	/* each reader copies its record out before it checks a field */
 	switch (kind) {
 	case SHIM_REC_ALLOC:
 		return read_alloc(r, rec, *len, out);

@@ -4,6 +4,9 @@
  * (SIGSTOP) after round % 4 ms, checks for 40 ms that it stays stopped (its
  * count does not move), resumes it (SIGCONT) and waits for it.  Exit 0, or 1
  * naming the first round whose child ran while its parent had it stopped.
+ * A child done with its allocations waits for its parent's word to exit: an
+ * exiting process ignores SIGSTOP, and a fast child once looked as if it
+ * had run on while stopped.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -70,31 +73,36 @@ static int stop_and_watch(pid_t pid, volatile long *count)
 int main(int argc, char **argv)
 {
 	long rounds, allocs, r;
-	volatile long *count;
+	volatile long *count, *done;
 	int status;
 
 	if (argc != 3)
 		return 2;
 	rounds = atol(argv[1]);
 	allocs = atol(argv[2]);
-	count = mmap(NULL, sizeof(*count), PROT_READ | PROT_WRITE,
+	count = mmap(NULL, 2 * sizeof(*count), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (count == MAP_FAILED)
 		return 1;
+	done = count + 1;
 	for (r = 0; r < rounds; r++) {
 		pid_t pid;
 		int ran;
 
 		*count = 0;
+		*done = 0;
 		pid = fork();
 		if (pid < 0)
 			return 1;
 		if (pid == 0) {
 			storm(count, allocs);
+			while (!*done)
+				sleep_ms(1);
 			_exit(0);
 		}
 		sleep_ms(r % 4);
 		ran = stop_and_watch(pid, count);
+		*done = 1;
 		kill(pid, SIGCONT);
 		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
 			return 1;
