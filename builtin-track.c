@@ -27,6 +27,7 @@
 #include "util/backend.h"
 #include "util/bpf_track.h"
 #include "util/encoder.h"
+#include "util/freezer.h"
 #include "util/kernel-check.h"
 #include "util/merge.h"
 #include "util/out-file.h"
@@ -84,6 +85,7 @@ static struct track_opts {
 	uint64_t heap_ring_size;
 	bool tolerate_drops;
 	bool stop_with_root;
+	bool no_freezer;
 	bool quiet;
 	bool check_bpf;
 } opts = {
@@ -116,6 +118,7 @@ struct track_session {
 	unsigned int blind;		/* static stripped processes: allocations unseen */
 	unsigned int untraceable;	/* secure execs under sudo, not tracked */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
+	struct freezer *freezer;	/* the tree's cgroup: back-pressure nobody sees */
 	struct pstats *stats;
 	struct encoder *enc;
 	struct poller events;
@@ -301,11 +304,55 @@ static void check_pid_namespace(void)
 		    "host's pids; run it in the initial pid namespace (e.g. docker --pid=host)");
 }
 
+/* the fill at which the tree is frozen: two thirds of the way to the SIGSTOP watermark */
+static uint64_t freeze_mark(const struct track_session *s, enum mt_ring_id ring)
+{
+	return s->freezer ? opts.ring_size[ring] * opts.watermark_pct * 2 / 300 : 0;
+}
+
+/*
+ * A command's tree gets a cgroup whose freezer pauses it at a filling BPF
+ * ring: a process frozen there is reported to no one, where a SIGSTOP shows
+ * in its parent's wait().  Processes of -p stay in their own cgroups.
+ */
+static void setup_freezer(struct track_session *s)
+{
+	char why[256];
+
+	if (s->attach || opts.no_freezer)
+		return;
+	s->freezer = freezer__new(why, sizeof(why));
+	if (!s->freezer)
+		pr_debug("no cgroup freezer (%s): back-pressure on BPF rings stops processes "
+			 "with SIGSTOP, which their parents can see\n", why);
+}
+
+static void join_freezer(struct track_session *s)
+{
+	int err;
+
+	if (!s->freezer)
+		return;
+	err = freezer__add(s->freezer, s->child.pid);
+	if (!err)
+		err = pressure__hand_over_freezer(s->guardian_fd, freezer__state_fd(s->freezer),
+						  freezer__thaw_word(s->freezer));
+	if (err) {
+		pr_debug("cannot use the cgroup freezer %s: %s\n", freezer__describe(s->freezer),
+			 strerror(-err));
+		freezer__delete(s->freezer);
+		s->freezer = NULL;
+		return;
+	}
+	pr_debug("back-pressure freezes %s\n", freezer__describe(s->freezer));
+}
+
 static void load_bpf(struct track_session *s)
 {
 	struct bpf_track_opts bo = {
 		.ring_size = { opts.ring_size[MT_RING_EVENTS], opts.ring_size[MT_RING_STACKS] },
 		.watermark_pct = opts.watermark_pct,
+		.freeze_mark = { freeze_mark(s, MT_RING_EVENTS), freeze_mark(s, MT_RING_STACKS) },
 		.call_graph = s->call_graph,
 		.stack_copy_size = opts.stack_copy_size,
 		.decide_at_exec = s->backend != BACKEND_BPF,
@@ -812,6 +859,9 @@ static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_
 	p->pressure_flag = pressure_flag;
 	p->pressure_stops = bpf_track__pressure_stops(s->bpf);
 	p->watermark = opts.ring_size[ring] * opts.watermark_pct / 100;
+	p->freezer = s->freezer;
+	p->freeze_bit = ring;
+	p->freeze_mark = freeze_mark(s, ring);
 	p->stats = s->stats;
 	p->on_record = on_record;
 	p->on_tick = on_tick;
@@ -1171,6 +1221,9 @@ static int finish_pipeline(struct track_session *s)
 		err = err ? err : stacks_err;
 	}
 	finish_merge(s);
+	/* thawed, and whatever still runs goes back to memtrack's cgroup */
+	freezer__delete(s->freezer);
+	s->freezer = NULL;
 	/* every raw stack is unwound: an event still waiting for one gets none */
 	if (s->stack_ids)
 		stack_ids__close(s->stack_ids);
@@ -1227,6 +1280,9 @@ static void print_probe_runs(struct track_session *s)
 	fprintf(stderr, "memtrack track: the allocator probes ran %" PRIu64 " times at entry, "
 		"%" PRIu64 " at return\n", s->probe_runs[MT_PROBE_ENTRY],
 		s->probe_runs[MT_PROBE_RETURN]);
+	fprintf(stderr, "memtrack track: back-pressure froze the tree %" PRIu64 " times, "
+		"stopped a process %" PRIu64 " times (SIGSTOP)\n",
+		s->events.freezes + s->stacks.freezes, *bpf_track__pressure_stops(s->bpf));
 }
 
 /* processes traced through the preload shim (or that would have been, had they allocated) */
@@ -1456,6 +1512,8 @@ int cmd_track(int argc, const char **argv)
 			    "exit with the command's status even if events were dropped"),
 		OPT_BOOLEAN(0, "stop-with-root", &opts.stop_with_root,
 			    "stop when the root exits, not when the whole tree has"),
+		OPT_BOOLEAN(0, "no-freezer", &opts.no_freezer,
+			    "pause producers with SIGSTOP only, not the tree's cgroup freezer"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose (libbpf's log with -vv)"),
 		OPT_BOOLEAN(0, "check-bpf", &opts.check_bpf,
@@ -1523,6 +1581,7 @@ int cmd_track(int argc, const char **argv)
 	/* a command that dies before its start must not kill us through the go pipe */
 	signal(SIGPIPE, SIG_IGN);
 	prepare_backend(&s);
+	setup_freezer(&s);
 	load_bpf(&s);
 	proc_table__init(&s.procs);
 
@@ -1538,6 +1597,7 @@ int cmd_track(int argc, const char **argv)
 		if (err)
 			die("cannot fork: %s", strerror(-err));
 		s.root_pid = s.child.pid;
+		join_freezer(&s);
 	}
 	open_artifact(&s);
 

@@ -62,6 +62,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* ring bytes in use at which the producer is stopped; 0: never */
 const volatile __u64 events_watermark = 0;
 const volatile __u64 stacks_watermark = 0;
+/* ring bytes in use at which the poller is woken to freeze the tree; 0: no freezer */
+const volatile __u64 events_freeze_mark = 0;
+const volatile __u64 stacks_freeze_mark = 0;
 const volatile __u32 call_graph = MT_CALL_GRAPH_NO;
 /* --call-graph dwarf,SIZE: a multiple of 8, at most MT_STACK_COPY_MAX */
 const volatile __u32 stack_copy_size = MT_STACK_COPY_DEFAULT;
@@ -300,11 +303,20 @@ static __always_inline void stop_for_pressure(__u32 ring_flag)
 	__sync_fetch_and_add(&pressure_stops, 1);
 }
 
+/*
+ * Past the freeze mark, the consumer is woken at once: it freezes the
+ * tree's cgroup, a pause no process can see, well before the watermark.
+ */
+static __always_inline __u64 wakeup_past(void *ring, __u64 freeze_mark)
+{
+	return above_watermark(ring, freeze_mark) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 /* past the watermark: wake the consumer now, and stop this process */
 static __always_inline void submit_event(void *rec)
 {
 	if (!above_watermark(&events, events_watermark)) {
-		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(rec, wakeup_past(&events, events_freeze_mark));
 		return;
 	}
 	/* recorded before the wakeup, or the woken poller may find nothing to release */
@@ -539,7 +551,8 @@ static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
 	if (full)
 		stop_for_pressure(MT_STOPPED_BY_STACKS);
 	if (bpf_ringbuf_output(&stacks, buf, sizeof(*hdr) + len,
-			       full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+			       full ? BPF_RB_FORCE_WAKEUP :
+				      wakeup_past(&stacks, stacks_freeze_mark))) {
 		count_drop(MT_RING_STACKS);
 		return 0;
 	}
@@ -595,7 +608,8 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 	if (full)
 		stop_for_pressure(MT_STOPPED_BY_STACKS);
 	if (bpf_ringbuf_output(&stacks, rec, len,
-			       full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+			       full ? BPF_RB_FORCE_WAKEUP :
+				      wakeup_past(&stacks, stacks_freeze_mark))) {
 		count_drop(MT_RING_STACKS);
 		bpf_map_delete_elem(&stack_ids, &hash);
 		return 0;

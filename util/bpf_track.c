@@ -85,6 +85,8 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		opts->ring_size[MT_RING_EVENTS] * opts->watermark_pct / 100;
 	skel->rodata->stacks_watermark =
 		opts->ring_size[MT_RING_STACKS] * opts->watermark_pct / 100;
+	skel->rodata->events_freeze_mark = opts->freeze_mark[MT_RING_EVENTS];
+	skel->rodata->stacks_freeze_mark = opts->freeze_mark[MT_RING_STACKS];
 	skel->rodata->call_graph = opts->call_graph;
 	if (opts->stack_copy_size)
 		skel->rodata->stack_copy_size = opts->stack_copy_size;

@@ -14,6 +14,7 @@ struct bpf_track;
 struct bpf_track_opts {
 	uint64_t ring_size[MT_RING_MAX];
 	unsigned int watermark_pct;	/* 0: no back-pressure */
+	uint64_t freeze_mark[MT_RING_MAX];	/* bytes: wake the poller to freeze; 0: none */
 	enum mt_call_graph call_graph;
 	unsigned int stack_copy_size;	/* dwarf: bytes of user stack per allocation */
 	bool decide_at_exec;		/* every exec stops, for a choice of backend */

@@ -177,21 +177,37 @@ static void guardian_setup(int sock, int map_fd, int pidfd)
 	keep_only_cap_kill();
 }
 
+/* a message: 0 and links to close, or FREEZER_MSG, the thaw word, and the freezer's fd */
+#define FREEZER_MSG	'F'
+#define MAX_WORD	16
+
 static void guardian_main(int sock, int map_fd, int pidfd)
 {
 	struct pollfd exited = { .fd = 5, .events = POLLIN };
-	int fds[MAX_HANDED_FDS], nfds = 0, i;
+	int fds[MAX_HANDED_FDS], nfds = 0, i, freezer_fd = -1;
+	char thaw[MAX_WORD] = "";
 
 	guardian_setup(sock, map_fd, pidfd);
 	/* links memtrack hands over, until EOF: memtrack is gone */
 	for (;;) {
-		char byte;
+		char msg[1 + MAX_WORD];
 		int got;
-		ssize_t n = recv_fds(3, &byte, 1, fds + nfds, MAX_HANDED_FDS - nfds, &got);
+		ssize_t n = recv_fds(3, msg, sizeof(msg), fds + nfds, MAX_HANDED_FDS - nfds, &got);
 
+		if (n > 1 && msg[0] == FREEZER_MSG && got == 1 && freezer_fd < 0) {
+			freezer_fd = fds[nfds];
+			snprintf(thaw, sizeof(thaw), "%.*s", (int)(n - 1), msg + 1);
+			got = 0;
+		}
 		nfds += got;
 		if (n <= 0)
 			break;
+	}
+	/* memtrack is gone: a tree it froze runs again (no one to tell of a failure) */
+	if (freezer_fd >= 0) {
+		ssize_t n = pwrite(freezer_fd, thaw, strlen(thaw), 0);
+
+		(void)n;
 	}
 	/* links memtrack handed over, so that releasing them does not delay its exit */
 	for (i = 0; i < nfds; i++)
@@ -262,4 +278,18 @@ int pressure__hand_over(int guardian_fd, const int *fds, int n)
 			return sent;
 	}
 	return 0;
+}
+
+int pressure__hand_over_freezer(int guardian_fd, int state_fd, const char *thaw_word)
+{
+	char msg[1 + MAX_WORD];
+	size_t len = strlen(thaw_word);
+	ssize_t sent;
+
+	if (len >= MAX_WORD)
+		return -EINVAL;
+	msg[0] = FREEZER_MSG;
+	memcpy(msg + 1, thaw_word, len);
+	sent = send_fds(guardian_fd, msg, 1 + len, &state_fd, 1, 0);
+	return sent < 0 ? (int)sent : 0;
 }

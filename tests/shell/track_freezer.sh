@@ -1,0 +1,101 @@
+#!/bin/bash
+# track: back-pressure on BPF rings freezes the tree's cgroup, which no parent sees; SIGKILL thaws
+# timeout: 180
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+mnt=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+[ -n "$mnt" ] || skip "no cgroup2 mount (back-pressure stops with SIGSTOP only)"
+
+tmp=$(mktemp -d)
+mt=
+cleanup() {
+	[ -n "$mt" ] && kill -CONT "$mt" 2>/dev/null && kill -9 "$mt" 2>/dev/null
+	pkill -f "^$WORKLOADS/watch_stops" 2>/dev/null || true
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+trap cleanup EXIT TERM INT
+
+# a BPF ring of 256 KiB polled every 20 ms: 20000 events fill it past its freeze mark
+# (128 KiB, which wakes the poller) between polls, and past the watermark (192 KiB) if
+# nothing stopped them
+RINGS=(--backend bpf --call-graph no --ring-size events=256K --poll-interval 20)
+
+cgroup_of() { echo "$mnt$(sed -n 's/^0:://p' "/proc/$1/cgroup")/memtrack-$1"; }
+
+test_parent_sees_no_stop() {
+	local rc=0 rows
+	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" --stats "$tmp/s.jsonl" \
+		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" 2>"$tmp/err" || rc=$?
+	expect_eq "freezer: the run ends well" "0 " "$rc $(cat "$tmp/err")"
+	rows=$(grep -c '"k":"pressure"' "$tmp/s.jsonl" || true)
+	expect_eq "freezer: the ring was under pressure" yes \
+		"$([ "$rows" -gt 0 ] && echo yes || echo "no ($rows rows)")"
+	expect_eq "freezer: the parent's wait() told of no stop" "stops 0" "$(cat "$tmp/out")"
+	expect_eq "freezer: the child's 50000 malloc(2222)" 50000 \
+		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 2222)"
+	expect_eq "freezer: its cgroup is gone at the end" 0 \
+		"$(find "$mnt" -maxdepth 6 -name 'memtrack-*' -newer "$tmp/s.jsonl" 2>/dev/null | wc -l)"
+}
+
+# the same run with SIGSTOP alone: what the freezer spares the parent
+test_stops_without_freezer() {
+	local stops
+	rm -f "$tmp"/*.msgpack
+	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" --no-freezer \
+		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out"
+	stops=$(sed -n 's/^stops //p' "$tmp/out")
+	expect_eq "--no-freezer: the parent sees memtrack's stops" yes \
+		"$([ "$stops" -gt 0 ] && echo yes || echo "no ($stops)")"
+	expect_eq "--no-freezer: the child's 50000 malloc(2222)" 50000 \
+		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 2222)"
+}
+
+frozen() { [ "$(cat "$1/cgroup.freeze" 2>/dev/null)" = 1 ]; }
+
+# stops memtrack while its tree is frozen: true once caught so
+catch_frozen() {
+	local cg
+	cg=$(cgroup_of "$mt")
+	for _ in $(seq 2000); do
+		kill -STOP "$mt"
+		frozen "$cg" && return 0
+		kill -CONT "$mt"
+		sleep 0.005
+	done
+	return 1
+}
+
+# memtrack killed while the tree is frozen: the guardian thaws it, it runs to its end
+test_killed_while_frozen() {
+	local cg
+	rm -f "$tmp"/*.msgpack
+	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" \
+		-- sh -c "$WORKLOADS/watch_stops 2000000 > $tmp/done" &
+	mt=$!
+	wait_for 30 test -d "$(cgroup_of "$mt")"
+	cg=$(cgroup_of "$mt")
+	if ! catch_frozen; then
+		fail "killed: memtrack stopped while its tree is frozen" "never caught frozen"
+		return
+	fi
+	pass "killed: memtrack stopped while its tree is frozen"
+	kill -9 "$mt"
+	wait "$mt" 2>/dev/null || true
+	mt=
+	if wait_for 60 test -s "$tmp/done"; then
+		pass "killed: the guardian thawed the tree, which ran to its end"
+	else
+		fail "killed: the guardian thawed the tree" "cgroup.freeze: $(cat "$cg/cgroup.freeze")"
+	fi
+	# the next run removes the cgroup left behind, empty now
+	"$MEMTRACK" track -q -o "$tmp" -- true
+	expect_eq "killed: the next run removes the cgroup left behind" no \
+		"$([ -d "$cg" ] && echo yes || echo no)"
+}
+
+test_parent_sees_no_stop
+test_stops_without_freezer
+test_killed_while_frozen
+finish
