@@ -75,76 +75,86 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-/*
- * Where the hierarchy is mounted (v2: fstype cgroup2; v1: a cgroup mount
- * whose options name the freezer), and the mount's root within it.
- */
-static bool find_mount(bool v2, char *mnt, size_t mnt_len, char *root, size_t root_len)
+/* calls match on each line of a file until it returns true; false if none did */
+static bool scan_lines(const char *path, bool (*match)(char *line, void *ctx), void *ctx)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	FILE *f = fopen(path, "re");
 	char *line = NULL;
 	size_t cap = 0;
 	bool found = false;
 
 	if (!f)
 		return false;
-	while (!found && getline(&line, &cap, f) > 0) {
-		char r[PATH_MAX], m[PATH_MAX], type[64], opts[1024];
-		char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) != 2 ||
-		    sscanf(sep + 3, "%63s %*s %1023s", type, opts) != 2)
-			continue;
-		if (v2 ? strcmp(type, "cgroup2") : strcmp(type, "cgroup") || !has_word(opts, "freezer"))
-			continue;
-		unescape_mount_path(r);
-		unescape_mount_path(m);
-		found = snprintf(mnt, mnt_len, "%s", m) < (int)mnt_len &&
-			snprintf(root, root_len, "%s", r) < (int)root_len;
-	}
+	while (!found && getline(&line, &cap, f) > 0)
+		found = match(line, ctx);
 	free(line);
 	fclose(f);
 	return found;
 }
 
-/* our cgroup's path in the hierarchy: v2's "0::/path", v1's "N:...freezer...:/path" */
-static bool own_cgroup(bool v2, char *path, size_t len)
+struct mount_query {
+	bool v2;
+	char *mnt, *root;
+	size_t mnt_len, root_len;
+};
+
+/*
+ * A mountinfo line of the hierarchy (v2: fstype cgroup2; v1: a cgroup
+ * mount whose options name the freezer): where it is mounted, and the
+ * mount's root within it.
+ */
+static bool match_mount(char *line, void *ctx)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	char *line = NULL;
-	size_t cap = 0;
-	bool found = false;
+	struct mount_query *q = ctx;
+	char r[PATH_MAX], m[PATH_MAX], type[64], opts[1024];
+	char *sep = strstr(line, " - ");
 
-	if (!f)
+	if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) != 2 ||
+	    sscanf(sep + 3, "%63s %*s %1023s", type, opts) != 2)
 		return false;
-	while (!found && getline(&line, &cap, f) > 0) {
-		char *ctrl = strchr(line, ':'), *p;
+	if (q->v2 ? strcmp(type, "cgroup2") : strcmp(type, "cgroup") || !has_word(opts, "freezer"))
+		return false;
+	unescape_mount_path(r);
+	unescape_mount_path(m);
+	return snprintf(q->mnt, q->mnt_len, "%s", m) < (int)q->mnt_len &&
+	       snprintf(q->root, q->root_len, "%s", r) < (int)q->root_len;
+}
 
-		if (!ctrl)
-			continue;
-		*ctrl++ = 0;
-		p = strchr(ctrl, ':');
-		if (!p)
-			continue;
-		*p++ = 0;
-		p[strcspn(p, "\n")] = 0;
-		if (v2 ? strcmp(line, "0") || *ctrl : !has_word(ctrl, "freezer"))
-			continue;
-		found = snprintf(path, len, "%s", p) < (int)len;
-	}
-	free(line);
-	fclose(f);
-	return found;
+struct cgroup_query {
+	bool v2;
+	char *path;
+	size_t len;
+};
+
+/* a /proc/self/cgroup line of the hierarchy: v2's "0::/path", v1's "N:...freezer...:/path" */
+static bool match_own_cgroup(char *line, void *ctx)
+{
+	struct cgroup_query *q = ctx;
+	char *ctrl = strchr(line, ':'), *p;
+
+	if (!ctrl)
+		return false;
+	*ctrl++ = 0;
+	p = strchr(ctrl, ':');
+	if (!p)
+		return false;
+	*p++ = 0;
+	p[strcspn(p, "\n")] = 0;
+	if (q->v2 ? strcmp(line, "0") || *ctrl : !has_word(ctrl, "freezer"))
+		return false;
+	return snprintf(q->path, q->len, "%s", p) < (int)q->len;
 }
 
 /* the directory of memtrack's own cgroup in a hierarchy, opened */
 static int open_own_cgroup(bool v2, char *dir, size_t len)
 {
 	char mnt[PATH_MAX], root[PATH_MAX], path[PATH_MAX];
+	struct mount_query mq = { v2, mnt, root, sizeof(mnt), sizeof(root) };
+	struct cgroup_query cq = { v2, path, sizeof(path) };
 	const char *rel;
 
-	if (!find_mount(v2, mnt, sizeof(mnt), root, sizeof(root)) ||
-	    !own_cgroup(v2, path, sizeof(path)))
+	if (!scan_lines("/proc/self/mountinfo", match_mount, &mq) ||
+	    !scan_lines("/proc/self/cgroup", match_own_cgroup, &cq))
 		return -ENOENT;
 	/* a mount of a subtree (a container's): the path must lie under its root */
 	rel = path;

@@ -166,7 +166,7 @@ static void test_across_threads(void)
 	put_malloc(&a, 30, 0x2000);
 	put_free(&b, 20, 0x1000);
 	put_free(&b, 40, 0x2000);
-	/* runs: a's 1 2 3 go before b's 4 5, then a's 50 */
+	/* a run: a's 41 42 43 go before b's 44 45, then a's 50 */
 	put_malloc(&a, 41, 0x3000);
 	put_malloc(&a, 42, 0x4000);
 	put_malloc(&a, 43, 0x5000);
