@@ -333,7 +333,7 @@ static void join_freezer(struct track_session *s)
 
 	if (!s->freezer)
 		return;
-	err = freezer__add(s->freezer, s->child.pid);
+	err = s->child.in_cgroup ? 0 : freezer__add(s->freezer, s->child.pid);
 	if (!err)
 		err = pressure__hand_over_freezer(s->guardian_fd, freezer__state_fd(s->freezer),
 						  freezer__thaw_word(s->freezer));
@@ -344,7 +344,8 @@ static void join_freezer(struct track_session *s)
 		s->freezer = NULL;
 		return;
 	}
-	pr_debug("back-pressure freezes %s\n", freezer__describe(s->freezer));
+	pr_debug("back-pressure freezes %s, where the command %s\n", freezer__describe(s->freezer),
+		 s->child.in_cgroup ? "starts (clone3)" : "was moved");
 }
 
 static void load_bpf(struct track_session *s)
@@ -1593,6 +1594,7 @@ int cmd_track(int argc, const char **argv)
 	if (s.attach) {
 		s.root_pid = s.attach[0];
 	} else {
+		s.child.cgroup_fd = s.freezer ? freezer__cgroup_fd(s.freezer) : -1;
 		err = spawn__fork(&s.child, cmd_argv, &s.run_as);
 		if (err)
 			die("cannot fork: %s", strerror(-err));

@@ -280,6 +280,11 @@ int freezer__add(struct freezer *f, pid_t pid)
 	return err;
 }
 
+int freezer__cgroup_fd(const struct freezer *f)
+{
+	return f->kind == &cgroup_v2 ? f->dir_fd : -1;
+}
+
 int freezer__state_fd(const struct freezer *f)
 {
 	return f->state_fd;

@@ -22,7 +22,9 @@ struct freezer;
 
 /* the cgroup, made and opened; NULL with why filled in when there is none to use */
 struct freezer *freezer__new(char *why, size_t why_len);
-/* moves pid (and its threads) into the cgroup: 0 or -errno */
+/* the cgroup2 directory, for clone3's CLONE_INTO_CGROUP; -1 with the v1 freezer */
+int freezer__cgroup_fd(const struct freezer *f);
+/* moves pid (and its threads) into the cgroup, a grace period's work: 0 or -errno */
 int freezer__add(struct freezer *f, pid_t pid);
 /* the fd whose write of freezer__thaw_word() thaws the tree: for the guardian */
 int freezer__state_fd(const struct freezer *f);

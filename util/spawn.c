@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,16 @@
 
 #define EXIT_NOT_FOUND		127
 #define EXIT_NOT_EXECUTABLE	126
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP	0x200000000ULL
+#endif
+
+/* clone3()'s argument, as far as CLONE_INTO_CGROUP needs (linux/sched.h, 5.7) */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
 
 static bool parse_id(const char *s, unsigned long *id)
 {
@@ -126,6 +138,65 @@ static void close_pipe(int fds[2])
 	close(fds[1]);
 }
 
+/* what the helper of spawn_in_cgroup() tells memtrack */
+struct spawned {
+	pid_t pid;
+	bool in_cgroup;
+};
+
+/*
+ * The command, started in the cgroup as memtrack's own child: a helper
+ * forked the usual way (so that the C library's state is sound, memtrack
+ * having threads) calls clone3() with CLONE_PARENT | CLONE_INTO_CGROUP,
+ * reports the new pid and exits.  Should clone3 fail, the helper is the
+ * command itself, started outside the cgroup.
+ */
+static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
+			     const char *const argv[], const struct run_as *as)
+{
+	struct clone3_args args = {
+		/* no exit_signal with CLONE_PARENT: it is the helper's own, SIGCHLD */
+		.flags = CLONE_PARENT | CLONE_INTO_CGROUP,
+		.cgroup = (uint64_t)s->cgroup_fd,
+	};
+	struct spawned out = { 0 };
+	int report[2];
+	pid_t helper;
+
+	if (pipe2(report, O_CLOEXEC))
+		return -errno;
+	helper = fork();
+	if (helper == 0) {
+		close(report[0]);
+		close(go[1]);
+		close(ready[0]);
+		out.pid = syscall(SYS_clone3, &args, sizeof(args));
+		if (out.pid == 0)
+			child_main(s, go[0], ready[1], argv, as);
+		out.in_cgroup = out.pid > 0;
+		if (out.pid < 0)
+			out.pid = getpid();
+		if (write(report[1], &out, sizeof(out)) != sizeof(out))
+			_exit(1);
+		close(report[1]);
+		if (out.in_cgroup)
+			_exit(0);
+		child_main(s, go[0], ready[1], argv, as);
+	}
+	close(report[1]);
+	if (helper < 0) {
+		close(report[0]);
+		return -errno;
+	}
+	if (read(report[0], &out, sizeof(out)) != sizeof(out))
+		out.pid = -ECHILD;
+	close(report[0]);
+	if (out.pid != helper)
+		waitpid(helper, NULL, 0);
+	s->in_cgroup = out.in_cgroup;
+	return out.pid;
+}
+
 int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as)
 {
 	int go[2], ready[2], err;
@@ -139,7 +210,14 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 		return err;
 	}
 	fflush(NULL);
-	s->pid = fork();
+	s->in_cgroup = false;
+	if (s->cgroup_fd >= 0) {
+		s->pid = spawn_in_cgroup(s, go, ready, argv, as);
+		if (s->pid < 0)
+			errno = -s->pid;
+	} else {
+		s->pid = fork();
+	}
 	if (s->pid < 0) {
 		err = -errno;
 		close_pipe(go);

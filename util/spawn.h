@@ -13,6 +13,13 @@
 struct spawn {
 	pid_t pid;
 	int go_fd;
+	/*
+	 * A cgroup2 directory for the command to start in (CLONE_INTO_CGROUP),
+	 * -1 for none; in_cgroup says whether it did.  Moving a process there
+	 * later costs an RCU grace period (11 ms here), starting there nothing.
+	 */
+	int cgroup_fd;
+	bool in_cgroup;
 	/* the preload shim for the command's environment, NULL for none */
 	const char *preload;		/* its path, put first in LD_PRELOAD */
 	const char *preload_var;	/* "MEMTRACK_SHIM=<name>" */
