@@ -92,44 +92,25 @@ static bool scan_lines(const char *path, bool (*match)(char *line, void *ctx), v
 	return found;
 }
 
-struct mount_query {
-	bool v2;
-	char *mnt, *root;
-	size_t mnt_len, root_len;
-};
-
-/*
- * A mountinfo line of the hierarchy (v2: fstype cgroup2; v1: a cgroup
- * mount whose options name the freezer): where it is mounted, and the
- * mount's root within it.
- */
-static bool match_mount(char *line, void *ctx)
+bool freezer__parse_mount(char *line, bool v2, char *mnt, size_t mnt_len, char *root,
+			  size_t root_len)
 {
-	struct mount_query *q = ctx;
 	char r[PATH_MAX], m[PATH_MAX], type[64], opts[1024];
 	char *sep = strstr(line, " - ");
 
 	if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) != 2 ||
 	    sscanf(sep + 3, "%63s %*s %1023s", type, opts) != 2)
 		return false;
-	if (q->v2 ? strcmp(type, "cgroup2") : strcmp(type, "cgroup") || !has_word(opts, "freezer"))
+	if (v2 ? strcmp(type, "cgroup2") : strcmp(type, "cgroup") || !has_word(opts, "freezer"))
 		return false;
 	unescape_mount_path(r);
 	unescape_mount_path(m);
-	return snprintf(q->mnt, q->mnt_len, "%s", m) < (int)q->mnt_len &&
-	       snprintf(q->root, q->root_len, "%s", r) < (int)q->root_len;
+	return snprintf(mnt, mnt_len, "%s", m) < (int)mnt_len &&
+	       snprintf(root, root_len, "%s", r) < (int)root_len;
 }
 
-struct cgroup_query {
-	bool v2;
-	char *path;
-	size_t len;
-};
-
-/* a /proc/self/cgroup line of the hierarchy: v2's "0::/path", v1's "N:...freezer...:/path" */
-static bool match_own_cgroup(char *line, void *ctx)
+bool freezer__parse_cgroup(char *line, bool v2, char *path, size_t len)
 {
-	struct cgroup_query *q = ctx;
 	char *ctrl = strchr(line, ':'), *p;
 
 	if (!ctrl)
@@ -140,9 +121,35 @@ static bool match_own_cgroup(char *line, void *ctx)
 		return false;
 	*p++ = 0;
 	p[strcspn(p, "\n")] = 0;
-	if (q->v2 ? strcmp(line, "0") || *ctrl : !has_word(ctrl, "freezer"))
+	if (v2 ? strcmp(line, "0") || *ctrl : !has_word(ctrl, "freezer"))
 		return false;
-	return snprintf(q->path, q->len, "%s", p) < (int)q->len;
+	return snprintf(path, len, "%s", p) < (int)len;
+}
+
+struct mount_query {
+	bool v2;
+	char *mnt, *root;
+	size_t mnt_len, root_len;
+};
+
+static bool match_mount(char *line, void *ctx)
+{
+	struct mount_query *q = ctx;
+
+	return freezer__parse_mount(line, q->v2, q->mnt, q->mnt_len, q->root, q->root_len);
+}
+
+struct cgroup_query {
+	bool v2;
+	char *path;
+	size_t len;
+};
+
+static bool match_own_cgroup(char *line, void *ctx)
+{
+	struct cgroup_query *q = ctx;
+
+	return freezer__parse_cgroup(line, q->v2, q->path, q->len);
 }
 
 /* the directory of memtrack's own cgroup in a hierarchy, opened */

@@ -50,4 +50,14 @@ uint64_t freezer__episodes(struct freezer *f);
  */
 void freezer__delete(struct freezer *f);
 
+/*
+ * A /proc/self/mountinfo line of the hierarchy (v2: fstype cgroup2; v1: a
+ * cgroup mount whose options name the freezer): where it is mounted, and
+ * the mount's root within it, unescaped.  Changes line.
+ */
+bool freezer__parse_mount(char *line, bool v2, char *mnt, size_t mnt_len, char *root,
+			  size_t root_len);
+/* a /proc/self/cgroup line of the hierarchy: v2's "0::/path", v1's "N:...freezer...:/path" */
+bool freezer__parse_cgroup(char *line, bool v2, char *path, size_t len);
+
 #endif

@@ -98,7 +98,48 @@ test_killed_while_frozen() {
 		"$([ -d "$cg" ] && echo yes || echo no)"
 }
 
+# in a mount namespace of its own without the cgroup2 mount (and $1, unmounted too)
+track_without_cgroup2() {
+	local also=$1
+	shift
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m sh -c 'umount "$1" && { [ -z "$2" ] || umount "$2"; } && shift 2 && exec "$@"' \
+		sh "$mnt" "$also" "$MEMTRACK" track -q -v -o "$tmp" "${RINGS[@]}" "$@"
+}
+
+test_v1_freezer() {
+	local v1
+	v1=$(findmnt -n -t cgroup -o TARGET,OPTIONS | awk '$2 ~ /(^|,)freezer(,|$)/ { print $1; exit }')
+	if [ -z "$v1" ]; then
+		echo "v1 freezer: no cgroup v1 freezer mounted ... [Skip]"
+		return
+	fi
+	rm -f "$tmp"/*.msgpack
+	track_without_cgroup2 "" -- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" 2>"$tmp/err"
+	expect_eq "v1 freezer: used without cgroup2, the command moved there" 1 \
+		"$(grep -c "^back-pressure freezes cgroup v1 freezer $v1/.*memtrack-[0-9]*, where the command was moved$" "$tmp/err")"
+	expect_eq "v1 freezer: the parent's wait() told of no stop" "stops 0" "$(cat "$tmp/out")"
+	expect_eq "v1 freezer: the child's 50000 malloc(2222)" 50000 \
+		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 2222)"
+}
+
+test_no_cgroup() {
+	local v1 stops
+	v1=$(findmnt -n -t cgroup -o TARGET,OPTIONS | awk '$2 ~ /(^|,)freezer(,|$)/ { print $1; exit }')
+	rm -f "$tmp"/*.msgpack
+	track_without_cgroup2 "$v1" -- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" 2>"$tmp/err"
+	expect_eq "no cgroup: -v says so, and that parents see the stops" 1 \
+		"$(grep -c "^no cgroup freezer (cgroup2: not mounted; cgroup v1 freezer: not mounted): back-pressure on BPF rings stops processes with SIGSTOP, which their parents can see$" "$tmp/err")"
+	stops=$(sed -n 's/^stops //p' "$tmp/out")
+	expect_eq "no cgroup: SIGSTOP holds the ring" yes \
+		"$([ "$stops" -gt 0 ] && echo yes || echo "no ($stops)")"
+	expect_eq "no cgroup: the child's 50000 malloc(2222)" 50000 \
+		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 2222)"
+}
+
 test_parent_sees_no_stop
 test_stops_without_freezer
 test_killed_while_frozen
+test_v1_freezer
+test_no_cgroup
 finish
