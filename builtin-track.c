@@ -27,6 +27,7 @@
 #include "util/backend.h"
 #include "util/bpf_track.h"
 #include "util/encoder.h"
+#include "util/freeze-watch.h"
 #include "util/freezer.h"
 #include "util/kernel-check.h"
 #include "util/merge.h"
@@ -119,6 +120,7 @@ struct track_session {
 	unsigned int untraceable;	/* secure execs under sudo, not tracked */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
 	struct freezer *freezer;	/* the tree's cgroup: back-pressure nobody sees */
+	struct freeze_watch watch;	/* freezes it at filling BPF rings */
 	struct pstats *stats;
 	struct encoder *enc;
 	struct poller events;
@@ -803,7 +805,8 @@ static void status_figures(struct status_figures *f, void *arg)
 	f->processes = __atomic_load_n(&s->procs.count, __ATOMIC_RELAXED);
 	f->episodes = __atomic_load_n(&s->events.episodes, __ATOMIC_RELAXED) +
 		      __atomic_load_n(&s->stacks.episodes, __ATOMIC_RELAXED) +
-		      __atomic_load_n(&s->waits.episodes, __ATOMIC_RELAXED);
+		      __atomic_load_n(&s->waits.episodes, __ATOMIC_RELAXED) +
+		      atomic_load(&s->watch.episodes);
 }
 
 /* a `backlog` row every 10 ms: what the pollers sent, what the encoder took */
@@ -849,6 +852,22 @@ static void on_pressure_release(void *ctx, const struct stopped_pid *pids, int n
 		stop_mirror__resumed(s->mirror, pids[i].pid, pids[i].stopped_at, now);
 }
 
+static void start_freeze_watch(struct track_session *s)
+{
+	int err;
+
+	if (!s->freezer)
+		return;
+	s->watch.freezer = s->freezer;
+	s->watch.stats = s->stats;
+	freeze_watch__add(&s->watch, &s->events.ring, freeze_mark(s, MT_RING_EVENTS));
+	if (s->resolver)
+		freeze_watch__add(&s->watch, &s->stacks.ring, freeze_mark(s, MT_RING_STACKS));
+	err = freeze_watch__start(&s->watch);
+	if (err)
+		die("cannot start the freezer's watch: %s", strerror(-err));
+}
+
 static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_id ring,
 			ring_record_fn *on_record, void (*on_tick)(void *ctx),
 			uint32_t pressure_flag)
@@ -860,9 +879,6 @@ static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_
 	p->pressure_flag = pressure_flag;
 	p->pressure_stops = bpf_track__pressure_stops(s->bpf);
 	p->watermark = opts.ring_size[ring] * opts.watermark_pct / 100;
-	p->freezer = s->freezer;
-	p->freeze_bit = ring;
-	p->freeze_mark = freeze_mark(s, ring);
 	p->stats = s->stats;
 	p->on_record = on_record;
 	p->on_tick = on_tick;
@@ -973,6 +989,7 @@ static void start_pipeline(struct track_session *s)
 		if (err)
 			die("cannot start the stacks poller: %s", strerror(-err));
 	}
+	start_freeze_watch(s);
 	start_backlog_sampler(s);
 }
 
@@ -1223,6 +1240,7 @@ static int finish_pipeline(struct track_session *s)
 	}
 	finish_merge(s);
 	/* thawed, and whatever still runs goes back to memtrack's cgroup */
+	freeze_watch__stop(&s->watch);
 	freezer__delete(s->freezer);
 	s->freezer = NULL;
 	/* every raw stack is unwound: an event still waiting for one gets none */
@@ -1283,7 +1301,7 @@ static void print_probe_runs(struct track_session *s)
 		s->probe_runs[MT_PROBE_RETURN]);
 	fprintf(stderr, "memtrack track: back-pressure froze the tree %" PRIu64 " times, "
 		"stopped a process %" PRIu64 " times (SIGSTOP)\n",
-		s->events.freezes + s->stacks.freezes, *bpf_track__pressure_stops(s->bpf));
+		atomic_load(&s->watch.freezes), *bpf_track__pressure_stops(s->bpf));
 }
 
 /* processes traced through the preload shim (or that would have been, had they allocated) */
@@ -1319,7 +1337,8 @@ static void print_summary(struct track_session *s)
 	else if (s->untraceable)
 		snprintf(blind, sizeof(blind), ", %u SETUID PROCESS%s NOT TRACKED (sudo)",
 			 s->untraceable, s->untraceable == 1 ? "" : "ES");
-	episodes = s->events.episodes + s->stacks.episodes + s->waits.episodes;
+	episodes = s->events.episodes + s->stacks.episodes + s->waits.episodes +
+		   atomic_load(&s->watch.episodes);
 	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%zu preload)%s, '%s' (%s), "
 		"%lu drops, %lu pressure episode%s%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, s->procs.count == 1 ? "" : "es",
@@ -1521,7 +1540,10 @@ int cmd_track(int argc, const char **argv)
 			    "check that the BPF programs load here, and exit"),
 		OPT_END()
 	};
-	struct track_session s = { .out_dirfd = -1, .artifact_fd = -1, .guardian_fd = -1 };
+	struct track_session s = {
+		.out_dirfd = -1, .artifact_fd = -1, .guardian_fd = -1,
+		.watch = { .epoll_fd = -1, .wake_fd = -1 },
+	};
 	const char *shell_argv[] = { "/bin/sh", "-c", NULL, NULL };
 	const char **cmd_argv;
 	char lacks[512];

@@ -43,48 +43,6 @@ static void release_stopped(struct poller *p)
 		p->on_release(p->ctx, pids, n);
 }
 
-static uint64_t fill_of(struct poller *p)
-{
-	return ring__producer(&p->ring) - ring__consumer(&p->ring);
-}
-
-static void freeze_if_full(struct poller *p, uint64_t fill)
-{
-	if (p->freezer && fill >= p->freeze_mark && freezer__hold(p->freezer, p->freeze_bit))
-		p->freezes++;
-}
-
-/* below half the mark: the tree runs again, and the pause is a `pressure` row */
-static void thaw_if_drained(struct poller *p)
-{
-	pid_t pids[MAX_STOPPED_PIDS];
-	uint64_t since, now;
-	int n, i;
-
-	if (!p->freezer || fill_of(p) >= p->freeze_mark / 2 ||
-	    !freezer__holds(p->freezer, p->freeze_bit))
-		return;
-	since = freezer__release(p->freezer, p->freeze_bit, pids, MAX_STOPPED_PIDS, &n);
-	if (!since)
-		return;		/* another ring still holds it */
-	now = now_ns();
-	for (i = 0; i < n; i++)
-		p->released[i] = (struct stopped_pid){ .pid = pids[i], .stopped_at = since };
-	p->episodes++;
-	if (n)
-		pstats__pressure(p->stats, p->ring.name, now, p->released, n);
-}
-
-/* a long drain (a slow consumer downstream) looks at the fill as it goes */
-static int poller_record(void *ctx, const void *data, uint32_t size)
-{
-	struct poller *p = ctx;
-
-	if (p->freezer && !(++p->drained_records % FREEZE_CHECK_RECORDS))
-		freeze_if_full(p, fill_of(p));
-	return p->record_fn(p->ctx, data, size);
-}
-
 static void tick(struct poller *p)
 {
 	struct ring_tick k = { .ring = p->ring.name };
@@ -94,9 +52,7 @@ static void tick(struct poller *p)
 	k.prod0 = ring__producer(&p->ring);
 	k.cons0 = ring__consumer(&p->ring);
 	k.peak = k.prod0 - k.cons0;
-	freeze_if_full(p, k.peak);
-	p->record_fn = p->on_record;
-	n = ring__drain(&p->ring, poller_record, p, &k.peak);
+	n = ring__drain(&p->ring, p->on_record, p->ctx, &k.peak);
 	if (n < 0 && !p->error)
 		p->error = n;
 	else if (n > 0)
@@ -110,7 +66,6 @@ static void tick(struct poller *p)
 	if (k.prod1 != k.prod0 || k.cons1 != k.cons0)
 		pstats__ring_tick(p->stats, &k);
 	release_stopped(p);
-	thaw_if_drained(p);
 	if (p->on_tick)
 		p->on_tick(p->ctx);
 }
@@ -188,7 +143,7 @@ int poller__start(struct poller *p)
 		err = watch(p->epoll_fd, p->wake_fd, EPOLLIN);
 	if (err)
 		return err;
-	if (p->pressure_fd >= 0 || p->freezer) {
+	if (p->pressure_fd >= 0) {
 		p->released = calloc(MAX_STOPPED_PIDS, sizeof(*p->released));
 		if (!p->released)
 			return -ENOMEM;

@@ -7,23 +7,17 @@
 #include <stdbool.h>
 
 #include "bpf/memtrack.h"
-#include "freezer.h"
 #include "pipeline-stats.h"
 #include "pressure.h"
 #include "ring.h"
 
 #define MAX_STOPPED_PIDS MT_MAX_STOPPED
-#define FREEZE_CHECK_RECORDS 16
 
 /*
  * One thread per ring.  Each tick drains the ring until it catches the
  * producer, writes a `ring` row, and resumes the processes that BPF stopped
  * at the watermark.  A tick happens every poll interval, or at once when
- * BPF forces a wakeup (a producer was stopped, or the ring passed its
- * freeze mark).  With a freezer, the tree is frozen while the ring is at
- * or above its freeze mark, checked at each tick and every
- * FREEZE_CHECK_RECORDS records of a drain, and thawed once the ring is
- * below half the mark: a pause that no process of the tree can see.
+ * BPF forces a wakeup (a producer was stopped).
  */
 struct poller {
 	struct ring ring;
@@ -47,10 +41,6 @@ struct poller {
 	bool (*may_sleep)(void *ctx);
 	void (*woke)(void *ctx);
 	uint64_t drained_at;		/* t0 of the last tick that emptied the ring */
-	/* the tree's cgroup freezer (NULL: none): frozen at freeze_mark bytes, thawed below half */
-	struct freezer *freezer;
-	unsigned int freeze_bit;
-	uint64_t freeze_mark;
 
 	int epoll_fd;
 	int wake_fd;
@@ -58,11 +48,8 @@ struct poller {
 	atomic_bool stopping;
 	int error;			/* the record callback's, -errno */
 	uint64_t records;
-	uint64_t episodes;		/* pressure rows: releases and thaws */
+	uint64_t episodes;
 	uint64_t resumed;
-	uint64_t freezes;
-	uint64_t drained_records;
-	ring_record_fn *record_fn;	/* on_record, called through the poller's own */
 };
 
 /* creates the epoll set, so that the owner can add fds before poller__start() */
