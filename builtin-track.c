@@ -317,6 +317,14 @@ static uint64_t freeze_mark(const struct track_session *s, enum mt_ring_id ring)
  * ring: a process frozen there is reported to no one, where a SIGSTOP shows
  * in its parent's wait().  Processes of -p stay in their own cgroups.
  */
+static struct freezer *exit_freezer;
+
+/* a die() on the way: the tree thawed, and its cgroup gone or left empty for the next run */
+static void abandon_freezer(void)
+{
+	freezer__abandon(exit_freezer);
+}
+
 static void setup_freezer(struct track_session *s)
 {
 	char why[256];
@@ -324,9 +332,20 @@ static void setup_freezer(struct track_session *s)
 	if (s->attach || opts.no_freezer)
 		return;
 	s->freezer = freezer__new(why, sizeof(why));
-	if (!s->freezer)
+	if (!s->freezer) {
 		pr_debug("no cgroup freezer (%s): back-pressure on BPF rings stops processes "
 			 "with SIGSTOP, which their parents can see\n", why);
+		return;
+	}
+	exit_freezer = s->freezer;
+	atexit(abandon_freezer);
+}
+
+static void delete_freezer(struct track_session *s)
+{
+	exit_freezer = NULL;
+	freezer__delete(s->freezer);
+	s->freezer = NULL;
 }
 
 static void join_freezer(struct track_session *s)
@@ -342,8 +361,7 @@ static void join_freezer(struct track_session *s)
 	if (err) {
 		pr_debug("cannot use the cgroup freezer %s: %s\n", freezer__describe(s->freezer),
 			 strerror(-err));
-		freezer__delete(s->freezer);
-		s->freezer = NULL;
+		delete_freezer(s);
 		return;
 	}
 	pr_debug("back-pressure freezes %s, where the command %s\n", freezer__describe(s->freezer),
@@ -1241,8 +1259,7 @@ static int finish_pipeline(struct track_session *s)
 	finish_merge(s);
 	/* thawed, and whatever still runs goes back to memtrack's cgroup */
 	freeze_watch__stop(&s->watch);
-	freezer__delete(s->freezer);
-	s->freezer = NULL;
+	delete_freezer(s);
 	/* every raw stack is unwound: an event still waiting for one gets none */
 	if (s->stack_ids)
 		stack_ids__close(s->stack_ids);

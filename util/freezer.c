@@ -39,6 +39,7 @@ struct freezer {
 	char name[32];
 	char describe[PATH_MAX + 64];
 	unsigned int held;		/* a bit per ring that asks for the freeze */
+	bool abandoned;			/* thawed and removed: no more freezes */
 	uint64_t frozen_at;
 	uint64_t episodes;
 };
@@ -212,9 +213,20 @@ static int write_word(int fd, const char *word)
 
 static int open_kind(struct freezer *f, const struct freezer_kind *kind, char *dir, size_t len)
 {
+	struct stat st;
+
 	f->parent_fd = open_own_cgroup(kind == &cgroup_v2, dir, len);
 	if (f->parent_fd < 0)
 		return f->parent_fd;
+	/*
+	 * A cgroup delegated to a user (a desktop session's): its processes
+	 * could move themselves, and pids moved back there at the end would go
+	 * into the user's hands.  Root's own only, as for every directory.
+	 */
+	if (fstat(f->parent_fd, &st))
+		return -errno;
+	if (st.st_uid != 0)
+		return -EPERM;
 	remove_stale(f->parent_fd);
 	if (mkdirat(f->parent_fd, f->name, 0755))
 		return -errno;
@@ -312,7 +324,7 @@ bool freezer__hold(struct freezer *f, unsigned int bit)
 	bool froze = false;
 
 	pthread_mutex_lock(&f->lock);
-	if (!f->held && !write_word(f->state_fd, f->kind->freeze)) {
+	if (!f->held && !f->abandoned && !write_word(f->state_fd, f->kind->freeze)) {
 		f->frozen_at = now_ns();
 		f->episodes++;
 		froze = true;
@@ -403,14 +415,27 @@ static void move_back(struct freezer *f)
 	close(fd);
 }
 
+void freezer__abandon(struct freezer *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (!f->abandoned) {
+		f->abandoned = true;
+		write_word(f->state_fd, f->kind->thaw);
+		move_back(f);
+		if (unlinkat(f->parent_fd, f->name, AT_REMOVEDIR) && errno != ENOENT)
+			pr_debug("cannot remove the cgroup %s: %s\n", f->describe,
+				 strerror(errno));
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
 void freezer__delete(struct freezer *f)
 {
 	if (!f)
 		return;
-	write_word(f->state_fd, f->kind->thaw);
-	move_back(f);
-	if (unlinkat(f->parent_fd, f->name, AT_REMOVEDIR) && errno != ENOENT)
-		pr_debug("cannot remove the cgroup %s: %s\n", f->describe, strerror(errno));
+	freezer__abandon(f);
 	close_fds(f);
 	pthread_mutex_destroy(&f->lock);
 	free(f);

@@ -46,8 +46,11 @@ uint64_t freezer__episodes(struct freezer *f);
 
 /*
  * Thaws, moves any process still in the cgroup back to memtrack's own,
- * and removes it.  NULL is fine.
+ * and removes it; no freeze after.  NULL is fine.  For an exit in the
+ * middle of a run too (die()), while other threads may hold f.
  */
+void freezer__abandon(struct freezer *f);
+/* freezer__abandon(), and frees f */
 void freezer__delete(struct freezer *f);
 
 /*

@@ -162,6 +162,7 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
 	struct spawned out = { 0 };
 	int report[2];
 	pid_t helper;
+	ssize_t n;
 
 	if (pipe2(report, O_CLOEXEC))
 		return -errno;
@@ -171,8 +172,11 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
 		close(go[1]);
 		close(ready[0]);
 		out.pid = syscall(SYS_clone3, &args, sizeof(args));
-		if (out.pid == 0)
+		if (out.pid == 0) {
+			/* memtrack's read must see EOF should the helper die */
+			close(report[1]);
 			child_main(s, go[0], ready[1], argv, as);
+		}
 		out.in_cgroup = out.pid > 0;
 		if (out.pid < 0)
 			out.pid = getpid();
@@ -188,8 +192,10 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
 		close(report[0]);
 		return -errno;
 	}
-	if (read(report[0], &out, sizeof(out)) != sizeof(out))
-		out.pid = -ECHILD;
+	while ((n = read(report[0], &out, sizeof(out))) < 0 && errno == EINTR)
+		;
+	if (n != sizeof(out))
+		out.pid = -ECHILD;	/* the command, if started, ends at EOF on go */
 	close(report[0]);
 	if (out.pid != helper)
 		waitpid(helper, NULL, 0);

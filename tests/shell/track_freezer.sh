@@ -12,6 +12,7 @@ mt=
 cleanup() {
 	[ -n "$mt" ] && kill -CONT "$mt" 2>/dev/null && kill -9 "$mt" 2>/dev/null
 	pkill -f "^$WORKLOADS/watch_stops" 2>/dev/null || true
+	rmdir "$mnt/memtrack-test-$$" 2>/dev/null || true
 	rm -rf "$tmp"
 	trap - EXIT TERM INT
 }
@@ -137,9 +138,48 @@ test_no_cgroup() {
 		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 2222)"
 }
 
+# memtrack dies (here: the artifact's name is taken) after its cgroup is made and the
+# command started in it: the cgroup goes, and the command with it
+test_die_removes_cgroup() {
+	local last max rc=0
+	mkdir "$tmp/taken"
+	last=$(cat /proc/sys/kernel/ns_last_pid)
+	max=$(cat /proc/sys/kernel/pid_max)
+	perl -e 'my ($dir, $last, $max) = @ARGV;
+		for my $i (1 .. 3000) {
+			my $pid = ($last + $i) % $max;
+			open(my $f, ">", "$dir/$pid.MemtrackArtifact.msgpack") or die "$!";
+		}' "$tmp/taken" "$last" "$max"
+	"$MEMTRACK" track -q -o "$tmp/taken" --backend bpf -- touch "$tmp/ran" 2>"$tmp/err" || rc=$?
+	expect_eq "die: memtrack refuses the run" 128 "$rc"
+	expect_eq "die: the command did not run" no "$([ -e "$tmp/ran" ] && echo yes || echo no)"
+	expect_eq "die: no cgroup of memtrack's is left" 0 \
+		"$(find "$mnt" -maxdepth 6 -name 'memtrack-*' -newer "$tmp/taken" 2>/dev/null | wc -l)"
+}
+
+# a cgroup2 that belongs to a user (delegated): memtrack makes nothing in it
+test_user_cgroup() {
+	local cg="$mnt/memtrack-test-$$" v1
+	v1=$(findmnt -n -t cgroup -o TARGET,OPTIONS | awk '$2 ~ /(^|,)freezer(,|$)/ { print $1; exit }')
+	mkdir "$cg"
+	chown 65534:65534 "$cg"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m sh -c '[ -z "$1" ] || umount "$1"; echo $$ > "$2/cgroup.procs" && shift 2 && exec "$@"' \
+		sh "$v1" "$cg" "$MEMTRACK" track -q -v -o "$tmp" "${RINGS[@]}" \
+		-- "$WORKLOADS/watch_stops" 1000 >"$tmp/out" 2>"$tmp/err"
+	expect_eq "user's cgroup: no freezer there, and -v says why" 1 \
+		"$(grep -c "^no cgroup freezer (cgroup2: Operation not permitted; cgroup v1 freezer: not mounted)" "$tmp/err")"
+	expect_eq "user's cgroup: nothing made in it" "" \
+		"$(find "$cg" -mindepth 1 -type d)"
+	# empty once memtrack's guardian, which ran there too, has gone
+	wait_for 10 rmdir "$cg" 2>/dev/null || fail "user's cgroup: emptied" "$(cat "$cg/cgroup.procs")"
+}
+
 test_parent_sees_no_stop
 test_stops_without_freezer
 test_killed_while_frozen
 test_v1_freezer
 test_no_cgroup
+test_die_removes_cgroup
+test_user_cgroup
 finish
