@@ -55,8 +55,9 @@ ringed_workers() {
 a_child_has_a_ring() { [ "$(ringed_workers)" -ge 2 ]; }
 
 test_sigkill_resumes() {
-	# a tiny ring and memtrack itself frozen: the workers stop at the watermark
-	"$MEMTRACK" track -q -o "$tmp" --backend bpf --ring-size events=16K \
+	# a tiny ring and memtrack itself stopped: the workers stop at the watermark (no
+	# freezer: a tree frozen as memtrack stops never gets there; track_freezer tests its thaw)
+	"$MEMTRACK" track -q -o "$tmp" --backend bpf --ring-size events=16K --no-freezer \
 		"$WORKLOADS/alloc_storm_procs 4 300000; echo \$? > $tmp/done" &
 	mt=$!
 	wait_for 20 have_workers

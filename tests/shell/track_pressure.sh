@@ -9,10 +9,12 @@ tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
 trap cleanup EXIT TERM INT
 
-# BPF's back-pressure: the producers are stopped at the events ring's watermark
+# BPF's back-pressure: the producers are stopped at the events ring's watermark (SIGSTOP
+# alone: the freezer's rows, one per freeze of the whole tree, overlap the releases')
 test_pressure_no_loss() {
 	"$MEMTRACK" track -o "$tmp" --backend bpf --stats "$tmp/s.jsonl" --ring-size events=64K \
-		--poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 10000 2>"$tmp/track.err"
+		--no-freezer --poll-interval 2000 -- "$WORKLOADS/alloc_storm_procs" 16 10000 \
+		2>"$tmp/track.err"
 	art=$(ls "$tmp"/*.msgpack)
 	report_json "$art" "$tmp/r.json"
 	expect_eq "pressure: 160000 Malloc" 160000 "$(count "$tmp/r.json" Malloc)"
@@ -25,6 +27,27 @@ test_pressure_no_loss() {
 	check_pressure_rows "pressure" "$tmp/s.jsonl"
 	expect_eq "pressure: the summary counts them" "$rows" \
 		"$(sed -n 's/.* \([0-9]*\) pressure episodes.*/\1/p' "$tmp/track.err")"
+}
+
+# the same with the tree's freezer (the default), polled every 20 ms: its rows and the
+# SIGSTOP releases' (at 64K a burst outruns the freeze) count alike
+test_pressure_freezer() {
+	local rows
+	mkdir -p "$tmp/freezer"
+	"$MEMTRACK" track -o "$tmp/freezer" --backend bpf --stats "$tmp/f.jsonl" \
+		--ring-size events=64K --poll-interval 20 -- "$WORKLOADS/alloc_storm_procs" 16 10000 \
+		2>"$tmp/freezer.err"
+	report_json "$(ls "$tmp"/freezer/*.msgpack)" "$tmp/f.json"
+	expect_eq "pressure, freezer: 160000 Malloc" 160000 "$(count "$tmp/f.json" Malloc)"
+	expect_eq "pressure, freezer: 160000 Free" 160000 "$(count "$tmp/f.json" Free)"
+	expect_eq "pressure, freezer: zero drops" 0 "$(jq -r .meta.drops.events "$tmp/f.json")"
+	rows=$(grep -c '"k":"pressure"' "$tmp/f.jsonl" || true)
+	expect_eq "pressure, freezer: episodes recorded" yes \
+		"$([ "$rows" -gt 0 ] && echo yes || echo "no ($rows)")"
+	expect_eq "pressure, freezer: every pid paused before its release" 0 \
+		"$(jq -s '[.[] | select(.k == "pressure") | .t as $t | .pids[] | select(.[1] >= $t or .[1] == 0)] | length' "$tmp/f.jsonl")"
+	expect_eq "pressure, freezer: the summary counts them" "$rows" \
+		"$(sed -n 's/.* \([0-9]*\) pressure episodes.*/\1/p' "$tmp/freezer.err")"
 }
 
 # the same through a small events ring with 16 threads of one process
@@ -129,6 +152,7 @@ test_stats_env() {
 }
 
 test_pressure_no_loss
+test_pressure_freezer
 test_pressure_threads
 test_stats_rows
 test_stats_of_a_real_run
