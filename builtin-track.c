@@ -325,6 +325,7 @@ static void abandon_freezer(void)
 	freezer__abandon(exit_freezer);
 }
 
+/* a cgroup for the tree, so that back-pressure freezes it rather than stopping it with signals */
 static void setup_freezer(struct track_session *s)
 {
 	char why[256];

@@ -96,13 +96,6 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-static int watch_fd(int epoll_fd, int fd, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.fd = fd };
-
-	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
 int freeze_watch__start(struct freeze_watch *w)
 {
 	unsigned int i;
@@ -121,11 +114,11 @@ int freeze_watch__start(struct freeze_watch *w)
 		return -errno;
 	/* edge-triggered: BPF's forced wakeups, not every byte there is */
 	for (i = 0; i < w->nrings; i++) {
-		err = watch_fd(w->epoll_fd, w->rings[i].ring->map_fd, EPOLLIN | EPOLLET);
+		err = epoll_add_fd(w->epoll_fd, w->rings[i].ring->map_fd, EPOLLIN | EPOLLET);
 		if (err)
 			return err;
 	}
-	err = watch_fd(w->epoll_fd, w->wake_fd, EPOLLIN);
+	err = epoll_add_fd(w->epoll_fd, w->wake_fd, EPOLLIN);
 	if (err)
 		return err;
 	err = -pthread_create(&w->thread, NULL, watch_main, w);

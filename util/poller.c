@@ -103,13 +103,6 @@ static void *poller_main(void *arg)
 	return NULL;
 }
 
-static int watch(int epoll_fd, int fd, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.fd = fd };
-
-	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
 int poller__init(struct poller *p)
 {
 	if (p->epoll_fd > 0)
@@ -120,12 +113,11 @@ int poller__init(struct poller *p)
 
 int poller__watch(struct poller *p, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 	int err = poller__init(p);
 
 	if (err)
 		return err;
-	return epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return epoll_add_fd(p->epoll_fd, fd, EPOLLIN);
 }
 
 int poller__start(struct poller *p)
@@ -138,9 +130,9 @@ int poller__start(struct poller *p)
 	if (p->wake_fd < 0)
 		return -errno;
 	/* edge-triggered: wake on BPF's forced wakeups only, not on any data */
-	err = watch(p->epoll_fd, p->ring.map_fd, EPOLLIN | EPOLLET);
+	err = epoll_add_fd(p->epoll_fd, p->ring.map_fd, EPOLLIN | EPOLLET);
 	if (!err)
-		err = watch(p->epoll_fd, p->wake_fd, EPOLLIN);
+		err = epoll_add_fd(p->epoll_fd, p->wake_fd, EPOLLIN);
 	if (err)
 		return err;
 	if (p->pressure_fd >= 0) {

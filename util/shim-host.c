@@ -134,11 +134,9 @@ const char *shim_host__env(const struct shim_host *h)
 
 static int watch_fd(int epoll_fd, int fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
 	if (epoll_fd < 0)
 		return 0;	/* flushing: nobody polls any more */
-	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return epoll_add_fd(epoll_fd, fd, EPOLLIN);
 }
 
 int shim_host__watch(struct shim_host *h, int epoll_fd)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -148,4 +149,11 @@ const char *human_bytes(uint64_t n, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%" PRIu64 " B", n);
 	return buf;
+}
+
+int epoll_add_fd(int epoll_fd, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }

@@ -42,6 +42,9 @@ ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, int n, i
  */
 ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds);
 
+/* watch fd for events on epoll_fd, its data the fd itself; 0 or -errno */
+int epoll_add_fd(int epoll_fd, int fd, uint32_t events);
+
 /* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
 const char *human_bytes(uint64_t n, char *buf, size_t size);
 
