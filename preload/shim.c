@@ -37,6 +37,11 @@
 #define REPLY_TIMEOUT_S		30
 #define WAIT_SLICE_NS		(100 * 1000 * 1000)
 #define DEFAULT_RING_SIZE	(1U << 20)
+#define POPULATE_CHUNK		(64U << 10)
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
 
 enum proc_state { PROC_NEW, PROC_ACTIVE, PROC_INERT };
 
@@ -425,6 +430,7 @@ static bool thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid
 	t->data = base + SHIM_HDR_SIZE;
 	t->size = size;
 	t->cons_seen = 0;
+	t->populated = 0;
 	t->tid = tid;
 	t->epoch = p->epoch;
 	return true;
@@ -514,6 +520,26 @@ static bool wait_for_room(struct shim_thread *t, uint64_t end)
 }
 
 /*
+ * The first lap through a ring would take a page fault per page, a trap
+ * each (the dearer under a paravirtualised kernel): one madvise maps a
+ * chunk of them instead.
+ */
+static void populate_ahead(struct shim_thread *t, uint64_t end)
+{
+	uint64_t to = (end + POPULATE_CHUNK - 1) & ~(uint64_t)(POPULATE_CHUNK - 1);
+
+	if (to > t->size)
+		to = t->size;
+	if (to <= t->populated ||
+	    madvise(t->data + t->populated, to - t->populated, MADV_POPULATE_WRITE) ||
+	    to == t->size) {
+		t->populated = UINT64_MAX;	/* done, or the kernel cannot: faults it is */
+		return;
+	}
+	t->populated = to;
+}
+
+/*
  * A slot of len bytes.  The add is atomic against signal handlers of this
  * thread, which may reserve in between: the consumer stops at a slot not
  * yet committed, so records stay in the order of their reservations.
@@ -528,6 +554,8 @@ static void *reserve(struct shim_thread *t, uint32_t len, uint64_t *pos)
 		if (p + len - t->cons_seen > t->size && !wait_for_room(t, p + len))
 			return NULL;
 	}
+	if (unlikely(p + len > t->populated))
+		populate_ahead(t, p + len);
 	if (unlikely((p & (half - 1)) + len > half))
 		kick_poller();	/* crossed a half: the poller may be asleep */
 	*pos = p;

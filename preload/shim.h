@@ -39,6 +39,7 @@ struct shim_thread {
 	uint8_t *data;		/* mapped twice in a row */
 	uint64_t size;
 	uint64_t cons_seen;	/* a recent cons: prod - cons_seen <= size means room */
+	uint64_t populated;	/* of the first lap, the bytes whose pages are mapped */
 	uint32_t depth;		/* inside an allocator call or the shim: nested calls pass */
 	uint32_t unwinding;	/* a signal handler must not unwind over our own unwind */
 	uint32_t tid;

@@ -270,19 +270,22 @@ static void encode_window(struct worker *wk, struct window *w, uint64_t wait_ns)
 	struct encoder *enc = wk->enc;
 	uint64_t t0, t1;
 	size_t zsize;
-	unsigned int i;
+	unsigned int i, n = w->n;
+	struct mt_alloc_event *ev = w->ev;
+	unsigned char *out;
 
 	t0 = now_ns();
 	/* the seqs are taken even if the window cannot be written: they would wait forever */
-	for (i = 0; enc->opts.stack_id && i < w->n; i++)
-		if (w->ev[i].flags & MT_EVENT_STACK_SEQ)
-			w->ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg, w->ev[i].stack);
+	for (i = 0; enc->opts.stack_id && i < n; i++)
+		if (ev[i].flags & MT_EVENT_STACK_SEQ)
+			ev[i].stack = enc->opts.stack_id(enc->opts.stack_id_arg, ev[i].stack);
 	msgpack_sbuffer_clear(&wk->sbuf);
 	zsize = 0;
-	if (!sbuffer_reserve(&wk->sbuf, w->n)) {
-		for (i = 0; i < w->n; i++)
-			wk->sbuf.size += encode_alloc_event((unsigned char *)wk->sbuf.data +
-							    wk->sbuf.size, &w->ev[i]);
+	if (!sbuffer_reserve(&wk->sbuf, n)) {
+		out = (unsigned char *)wk->sbuf.data;
+		for (i = 0; i < n; i++)
+			out += encode_alloc_event(out, &ev[i]);
+		wk->sbuf.size = out - (unsigned char *)wk->sbuf.data;
 		zsize = worker__compress(wk);
 	}
 	t1 = now_ns();

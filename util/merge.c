@@ -341,7 +341,7 @@ static void source_consume(struct merger *m, struct source *s)
 
 	if (s->kind == SRC_RING) {
 		shim_ring__consume(&s->ring, s->head_len);
-		release_ring(m, s, false);	/* in strides, or at once for a waiting producer */
+		release_ring(m, s, false);	/* in strides; the pass ends with a release */
 	} else {
 		q->first = (q->first + 1) & (q->cap - 1);
 		q->n--;

@@ -17,6 +17,11 @@
 #define RELEASE_STRIDE		(64U << 10)
 #define MAX_RECORD		(sizeof(struct shim_stack_rec) + SHIM_MAX_FRAMES * 8)
 #define MAX_STACKS		(1U << 24)
+#define POPULATE_CHUNK		(64U << 10)
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22	/* Linux 5.14 */
+#endif
 
 /* a memfd whose size the process can no longer change: else a shrink faults us */
 static int check_ring_fd(int fd, uint64_t size)
@@ -163,6 +168,22 @@ static enum shim_head read_stack(struct shim_ring *r, const uint8_t *rec, uint32
 	return SHIM_HEAD_STACK;
 }
 
+/* what the producer wrote on its first lap, mapped a chunk per system call, not a fault per page */
+static void populate_to(struct shim_ring *r, uint64_t end)
+{
+	uint64_t to = (end + POPULATE_CHUNK - 1) & ~(uint64_t)(POPULATE_CHUNK - 1);
+
+	if (to > r->size)
+		to = r->size;
+	if (to <= r->populated ||
+	    madvise((void *)(r->data + r->populated), to - r->populated, MADV_POPULATE_READ) ||
+	    to == r->size) {
+		r->populated = UINT64_MAX;
+		return;
+	}
+	r->populated = to;
+}
+
 /*
  * The producer's position is read again only when we have caught up with
  * the one we saw: its cache line is the one the producer writes at every
@@ -170,8 +191,11 @@ static enum shim_head read_stack(struct shim_ring *r, const uint8_t *rec, uint32
  */
 static uint64_t committed_end(struct shim_ring *r)
 {
-	if (r->prod_seen == r->cons)
+	if (r->prod_seen == r->cons) {
 		r->prod_seen = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
+		if (r->prod_seen > r->populated)
+			populate_to(r, r->prod_seen);
+	}
 	return r->prod_seen;
 }
 
@@ -248,7 +272,12 @@ void shim_ring__release(struct shim_ring *r, bool force, uint64_t *wait_start)
 	*wait_start = 0;
 	if (r->cons == r->released)
 		return;
-	if (!force && r->cons - r->released < RELEASE_STRIDE && !shim_ring__producer_waits(r))
+	/*
+	 * Not a look at the waiting flag per record: it shares the producer's
+	 * cache line, which the two cores then traded per event.  A waiting
+	 * producer needs half the ring, many strides; the pass's end forces.
+	 */
+	if (!force && r->cons - r->released < RELEASE_STRIDE)
 		return;
 	__atomic_store_n(&h->cons, r->cons, __ATOMIC_RELEASE);
 	r->released = r->cons;

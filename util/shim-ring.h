@@ -24,6 +24,7 @@ struct shim_ring {
 	uint64_t size;
 	uint64_t cons;			/* ours; hdr->cons gets it at release */
 	uint64_t prod_seen;		/* the producer's position when last read */
+	uint64_t populated;		/* of the first lap, the bytes whose pages we mapped */
 	uint64_t released;		/* the cons last stored */
 	uint64_t woken;			/* the wait (its wait_start) last woken */
 	uint64_t *stack_ids;		/* the thread's stack id - 1 -> the artifact's id */
