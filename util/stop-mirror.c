@@ -13,6 +13,8 @@
 
 /* long enough for a loaded machine to deliver SIGCHLD and the parent to act on it */
 #define WATCH_NS	(500 * NSEC_PER_MSEC)
+/* pollers tick thousands of times a second; a parent's reaction takes longer than this */
+#define SCAN_EVERY_NS	NSEC_PER_MSEC
 
 struct watch {
 	pid_t parent;
@@ -26,6 +28,7 @@ struct stop_mirror {
 	void *ctx;
 	struct watch *w;
 	size_t n, cap;
+	uint64_t scanned_at;
 };
 
 struct stop_mirror *stop_mirror__new(self_stop_fn self_stop, void *ctx)
@@ -74,7 +77,8 @@ void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t held_at, 
 	char state;
 	pid_t parent;
 
-	if (!m || !proc_state(child, &state, &parent) || parent <= 1)
+	/* memtrack, the root's parent, mirrors nothing */
+	if (!m || !proc_state(child, &state, &parent) || parent <= 1 || parent == getpid())
 		return;
 	pthread_mutex_lock(&m->lock);
 	if (!grow_array((void **)&m->w, &m->cap, m->n + 1, sizeof(*m->w)))
@@ -103,6 +107,11 @@ unsigned int stop_mirror__tick(struct stop_mirror *m, uint64_t now)
 	if (!m)
 		return 0;
 	pthread_mutex_lock(&m->lock);
+	if (!m->n || now - m->scanned_at < SCAN_EVERY_NS) {
+		pthread_mutex_unlock(&m->lock);
+		return 0;
+	}
+	m->scanned_at = now;
 	for (i = 0; i < m->n; i++) {
 		struct watch *w = &m->w[i];
 
