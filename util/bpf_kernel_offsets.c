@@ -5,10 +5,11 @@
  * searches all of vmlinux's types once per structure (about 1.4 ms each here,
  * at every start); one pass finds all the structures at once.
  */
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
+#include <linux/btf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -50,22 +51,186 @@ static const struct kernel_field fields[] = {
 
 /* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */
 #define MAX_CANDIDATES	4
+/* typedef chains, nesting of anonymous members and arrays: far deeper than C needs */
+#define MAX_DEPTH	32
+
+/*
+ * The kernel's BTF read in place, a table of where each type starts being
+ * all we build: libbpf's btf__new() copies the 5.5 MB first, and the page
+ * faults of that copy were a third of `memtrack track -- true`.
+ */
+struct btf_raw {
+	const __u8 *types;
+	__u32 types_len;
+	const char *strs;
+	__u32 strs_len;
+	__u32 *start;		/* start[id]: the offset of type id in types; id 0 is void */
+	__u32 n;		/* ids 0 .. n-1 */
+};
+
+/* bytes that follow a btf_type of this kind; -1 for a kind we do not know */
+static long extra_bytes(const struct btf_type *t)
+{
+	__u32 vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT:
+	case BTF_KIND_VAR:
+	case BTF_KIND_DECL_TAG:
+		return 4;
+	case BTF_KIND_PTR:
+	case BTF_KIND_FWD:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_FUNC:
+	case BTF_KIND_FLOAT:
+	case BTF_KIND_TYPE_TAG:
+		return 0;
+	case BTF_KIND_ARRAY:
+		return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		return (long)vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM:
+		return (long)vlen * sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO:
+		return (long)vlen * sizeof(struct btf_param);
+	case BTF_KIND_DATASEC:
+		return (long)vlen * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_ENUM64:
+		return (long)vlen * sizeof(struct btf_enum64);
+	default:
+		return -1;
+	}
+}
+
+/* the sections of raw, checked, and each type's start; 0 or -EINVAL */
+static int btf_raw__open(struct btf_raw *b, const void *raw, size_t size)
+{
+	struct btf_header h;
+	__u32 off;
+	long extra;
+
+	memset(b, 0, sizeof(*b));
+	if (size < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, raw, sizeof(h));
+	if (h.magic != BTF_MAGIC || h.version != BTF_VERSION || h.hdr_len < sizeof(h) ||
+	    h.hdr_len % 4 || h.type_off % 4 ||
+	    (__u64)h.hdr_len + h.type_off + h.type_len > size ||
+	    (__u64)h.hdr_len + h.str_off + h.str_len > size || !h.str_len)
+		return -EINVAL;
+	b->types = (const __u8 *)raw + h.hdr_len + h.type_off;
+	b->types_len = h.type_len;
+	b->strs = (const char *)raw + h.hdr_len + h.str_off;
+	b->strs_len = h.str_len;
+	if (b->strs[b->strs_len - 1])
+		return -EINVAL;
+	/* room for the most types the section can hold: only the pages used are touched */
+	b->start = malloc((b->types_len / sizeof(struct btf_type) + 1) * sizeof(*b->start));
+	if (!b->start)
+		return -ENOMEM;
+	b->n = 1;
+	for (off = 0; off < b->types_len; ) {
+		const struct btf_type *t = (const struct btf_type *)(b->types + off);
+
+		if (b->types_len - off < sizeof(*t) || (extra = extra_bytes(t)) < 0 ||
+		    b->types_len - off - sizeof(*t) < (__u64)extra)
+			return -EINVAL;
+		b->start[b->n++] = off;
+		off += sizeof(*t) + extra;
+	}
+	return 0;
+}
+
+static void btf_raw__close(struct btf_raw *b)
+{
+	free(b->start);
+	b->start = NULL;
+}
+
+static const struct btf_type *type_by_id(const struct btf_raw *b, __u32 id)
+{
+	return id && id < b->n ? (const struct btf_type *)(b->types + b->start[id]) : NULL;
+}
+
+static const char *name_of(const struct btf_raw *b, __u32 off)
+{
+	return off < b->strs_len ? b->strs + off : "";
+}
+
+static bool is_composite(const struct btf_type *t)
+{
+	return BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT || BTF_INFO_KIND(t->info) == BTF_KIND_UNION;
+}
+
+/* past typedefs and qualifiers */
+static const struct btf_type *resolve(const struct btf_raw *b, __u32 id)
+{
+	const struct btf_type *t = type_by_id(b, id);
+	int depth;
+
+	for (depth = 0; t && depth < MAX_DEPTH; depth++) {
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+			t = type_by_id(b, t->type);
+			continue;
+		default:
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* the size of type id in bytes, -1 if it has none we can tell */
+static __s64 size_of(const struct btf_raw *b, __u32 id, int depth)
+{
+	const struct btf_type *t = resolve(b, id);
+	const struct btf_array *a;
+	__s64 elem;
+
+	if (!t || depth > MAX_DEPTH)
+		return -1;
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT:
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+	case BTF_KIND_FLOAT:
+		return t->size;
+	case BTF_KIND_PTR:
+		return sizeof(void *);
+	case BTF_KIND_ARRAY:
+		a = (const struct btf_array *)(t + 1);
+		elem = size_of(b, a->type, depth + 1);
+		return elem < 0 ? -1 : elem * a->nelems;
+	default:
+		return -1;
+	}
+}
 
 /*
  * The structures named like fields[i].type, for every i, in one pass over
- * btf: ids[i][0..MAX_CANDIDATES), 0 after the last.
+ * the types: ids[i][0..MAX_CANDIDATES), 0 after the last.
  */
-static void find_structs(const struct btf *btf, __u32 (*ids)[MAX_CANDIDATES])
+static void find_structs(const struct btf_raw *b, __u32 (*ids)[MAX_CANDIDATES])
 {
-	__u32 id, n = btf__type_cnt(btf), i, c;
+	__u32 id, i, c;
 
-	for (id = 1; id < n; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
+	for (id = 1; id < b->n; id++) {
+		const struct btf_type *t = type_by_id(b, id);
 		const char *name;
 
-		if (!btf_is_struct(t) || !t->name_off)
+		if (BTF_INFO_KIND(t->info) != BTF_KIND_STRUCT || !t->name_off)
 			continue;
-		name = btf__name_by_offset(btf, t->name_off);
+		name = name_of(b, t->name_off);
 		for (i = 0; i < ARRAY_SIZE(fields); i++) {
 			if (strcmp(name, fields[i].type))
 				continue;
@@ -81,32 +246,34 @@ static void find_structs(const struct btf *btf, __u32 (*ids)[MAX_CANDIDATES])
  * The member called name in the struct or union type id, looking into its
  * anonymous members too; its bit offset added to *bits, its type, or 0.
  */
-static __u32 find_member(const struct btf *btf, __u32 id, const char *name,
-			 size_t len, __u64 *bits)
+static __u32 find_member(const struct btf_raw *b, __u32 id, const char *name,
+			 size_t len, __u64 *bits, int depth)
 {
-	const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	const struct btf_type *t = resolve(b, id);
 	const struct btf_member *m;
 	unsigned int i;
+	bool kflag;
 
-	if (!t || !btf_is_composite(t))
+	if (!t || !is_composite(t) || depth > MAX_DEPTH)
 		return 0;
-	m = btf_members(t);
-	for (i = 0; i < btf_vlen(t); i++, m++) {
-		const char *mname = btf__name_by_offset(btf, m->name_off);
-		__u32 found;
+	kflag = BTF_INFO_KFLAG(t->info);
+	m = (const struct btf_member *)(t + 1);
+	for (i = 0; i < BTF_INFO_VLEN(t->info); i++, m++) {
+		const char *mname = name_of(b, m->name_off);
+		__u32 bit = kflag ? BTF_MEMBER_BIT_OFFSET(m->offset) : m->offset, found;
 
-		if (btf_member_bitfield_size(t, i))
+		if (kflag && BTF_MEMBER_BITFIELD_SIZE(m->offset))
 			continue;
 		if (*mname) {
 			if (strlen(mname) == len && !memcmp(mname, name, len)) {
-				*bits += btf_member_bit_offset(t, i);
+				*bits += bit;
 				return m->type;
 			}
 			continue;
 		}
-		found = find_member(btf, m->type, name, len, bits);
+		found = find_member(b, m->type, name, len, bits, depth + 1);
 		if (found) {
-			*bits += btf_member_bit_offset(t, i);
+			*bits += bit;
 			return found;
 		}
 	}
@@ -114,25 +281,23 @@ static __u32 find_member(const struct btf *btf, __u32 id, const char *name,
 }
 
 /* the byte offset of a field's path ("a.b") from the start of type id */
-static int field_offset(const struct btf *btf, __u32 id, const struct kernel_field *f,
+static int field_offset(const struct btf_raw *b, __u32 id, const struct kernel_field *f,
 			__u32 *off)
 {
 	const char *path = f->member;
 	__u64 bits = 0;
-	__s64 size;
 
 	for (;;) {
 		size_t len = strcspn(path, ".");
 
-		id = find_member(btf, id, path, len, &bits);
+		id = find_member(b, id, path, len, &bits, 0);
 		if (!id)
 			return -ESRCH;
 		if (!path[len])
 			break;
 		path += len + 1;
 	}
-	size = btf__resolve_size(btf, id);
-	if (bits % 8 || size != (__s64)f->size)
+	if (bits % 8 || size_of(b, id, 0) != (__s64)f->size)
 		return -EINVAL;
 	*off = bits / 8;
 	return 0;
@@ -142,7 +307,7 @@ static int field_offset(const struct btf *btf, __u32 id, const struct kernel_fie
  * The field's offset in whichever candidate structures have it, as CO-RE
  * would: they must all agree.
  */
-static int candidates_offset(const struct btf *btf, const __u32 *ids,
+static int candidates_offset(const struct btf_raw *b, const __u32 *ids,
 			     const struct kernel_field *f, __u32 *off)
 {
 	int err = -ESRCH, ret;
@@ -150,7 +315,7 @@ static int candidates_offset(const struct btf *btf, const __u32 *ids,
 	__u32 o;
 
 	for (c = 0; c < MAX_CANDIDATES && ids[c]; c++) {
-		ret = field_offset(btf, ids[c], f, &o);
+		ret = field_offset(b, ids[c], f, &o);
 		if (ret) {
 			if (err == -ESRCH)
 				err = ret;
@@ -170,63 +335,75 @@ static int candidates_offset(const struct btf *btf, const __u32 *ids,
 	return err;
 }
 
-int kernel_offsets__resolve(const struct btf *btf, struct mt_kernel_offsets *ko)
+int kernel_offsets__resolve(const void *raw, size_t size, struct mt_kernel_offsets *ko)
 {
 	__u32 ids[ARRAY_SIZE(fields)][MAX_CANDIDATES] = { { 0 } };
+	struct btf_raw b;
 	unsigned int i;
-	int err;
+	int err = btf_raw__open(&b, raw, size);
 
-	find_structs(btf, ids);
-	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+	if (err) {
+		btf_raw__close(&b);
+		error("the kernel's BTF is not BTF memtrack can read (%s)", strerror(-err));
+		return err;
+	}
+	find_structs(&b, ids);
+	for (i = 0; i < ARRAY_SIZE(fields) && !err; i++) {
 		const struct kernel_field *f = &fields[i];
 
-		err = candidates_offset(btf, ids[i], f, (__u32 *)((char *)ko + f->off));
-		if (err)
-			return err;
+		err = candidates_offset(&b, ids[i], f, (__u32 *)((char *)ko + f->off));
 	}
-	return 0;
+	btf_raw__close(&b);
+	return err;
 }
 
-/*
- * sysfs hands the BTF out a page per read(): 1350 system calls, 40 to 250 ms
- * at every start on a busy machine.  Kernels from 6.16 map it instead.
- */
-static struct btf *map_vmlinux_btf(void)
+/* sysfs hands the BTF out a page per read(): kernels from 6.16 map it */
+static void *read_vmlinux_btf(int fd, size_t size, bool *mapped)
 {
-	struct btf *btf = NULL;
-	struct stat st;
-	void *data;
-	int fd;
+	void *data = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	size_t got = 0;
+	ssize_t n;
 
-	fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (!fstat(fd, &st) && st.st_size > 0) {
-		data = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (data != MAP_FAILED) {
-			btf = btf__new(data, st.st_size);
-			munmap(data, st.st_size);
+	*mapped = data != MAP_FAILED;
+	if (*mapped)
+		return data;
+	data = malloc(size);
+	while (data && got < size) {
+		n = read(fd, (char *)data + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(data);
+			return NULL;
 		}
+		got += n;
 	}
-	close(fd);
-	return libbpf_get_error(btf) ? NULL : btf;
+	return data;
 }
 
 int kernel_offsets__read(struct mt_kernel_offsets *ko)
 {
-	struct btf *btf = map_vmlinux_btf();
-	int err;
+	int fd = open(VMLINUX_BTF, O_RDONLY | O_CLOEXEC), err;
+	struct stat st;
+	void *data = NULL;
+	bool mapped = false;
 
-	if (!btf)
-		btf = btf__load_vmlinux_btf();
-
-	if (!btf) {
+	if (fd < 0 || fstat(fd, &st))
 		err = -errno;
-		error("cannot read the kernel's BTF (" VMLINUX_BTF "): %s",
-		      strerror(-err));
+	else if (st.st_size <= 0)
+		err = -ENODATA;
+	else
+		err = (data = read_vmlinux_btf(fd, st.st_size, &mapped)) ? 0 : -errno;
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		error("cannot read the kernel's BTF (" VMLINUX_BTF "): %s", strerror(-err));
 		return err;
 	}
-	err = kernel_offsets__resolve(btf, ko);
-	btf__free(btf);
+	err = kernel_offsets__resolve(data, st.st_size, ko);
+	if (mapped)
+		munmap(data, st.st_size);
+	else
+		free(data);
 	return err;
 }

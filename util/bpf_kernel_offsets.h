@@ -6,10 +6,10 @@
 
 #include "bpf/memtrack.h"
 
-struct btf;
+#include <stddef.h>
 
-/* the offsets of the fields the probes read, from btf; 0 or -errno, said */
-int kernel_offsets__resolve(const struct btf *btf, struct mt_kernel_offsets *ko);
+/* the offsets of the fields the probes read, from raw BTF (size bytes); 0 or -errno, said */
+int kernel_offsets__resolve(const void *raw, size_t size, struct mt_kernel_offsets *ko);
 /* the same from the running kernel's BTF */
 int kernel_offsets__read(struct mt_kernel_offsets *ko);
 

@@ -6,6 +6,8 @@
  * is read too, for the structures being there at all.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -17,8 +19,18 @@ int main(void)
 }
 #else
 #include <bpf/btf.h>
+#include <linux/btf.h>
 
 #include "util/bpf_kernel_offsets.h"
+
+/* what libbpf built, as the raw bytes the kernel hands out */
+static int resolve(const struct btf *btf, struct mt_kernel_offsets *ko)
+{
+	__u32 size;
+	const void *raw = btf__raw_data(btf, &size);
+
+	return raw ? kernel_offsets__resolve(raw, size, ko) : -ENOMEM;
+}
 
 struct types {
 	int i32, i64, ptr;
@@ -101,7 +113,7 @@ static void test_offsets(void)
 	struct mt_kernel_offsets ko = { 0 };
 	struct btf *btf = build(4, true);
 
-	CHECK(kernel_offsets__resolve(btf, &ko) == 0);
+	CHECK(resolve(btf, &ko) == 0);
 	CHECK_U64(ko.task_pid, 4, "task_struct.pid");
 	CHECK_U64(ko.task_tgid, 24, "task_struct.tgid, in an anonymous struct in a union");
 	CHECK_U64(ko.task_exit_code, 32, "task_struct.exit_code");
@@ -128,10 +140,10 @@ static void test_refusals(void)
 
 	printf("# two errors expected:\n");
 	btf = build(4, false);
-	CHECK(kernel_offsets__resolve(btf, &ko) == -ESRCH, "no vm_area_struct");
+	CHECK(resolve(btf, &ko) == -ESRCH, "no vm_area_struct");
 	btf__free(btf);
 	btf = build(8, true);
-	CHECK(kernel_offsets__resolve(btf, &ko) == -EINVAL, "an 8-byte tgid");
+	CHECK(resolve(btf, &ko) == -EINVAL, "an 8-byte tgid");
 	btf__free(btf);
 }
 
@@ -143,12 +155,39 @@ static void test_same_name_twice(void)
 
 	btf__add_struct(btf, "super_block", 8);
 	btf__add_field(btf, "s_flags", btf__find_by_name(btf, "int"), 0, 0);
-	CHECK(kernel_offsets__resolve(btf, &ko) == 0);
+	CHECK(resolve(btf, &ko) == 0);
 	CHECK_U64(ko.sb_dev, 16, "s_dev of the one super_block that has it");
 	btf__add_struct(btf, "super_block", 32);
 	btf__add_field(btf, "s_dev", btf__find_by_name(btf, "int"), 192, 0);
 	printf("# one error expected:\n");
-	CHECK(kernel_offsets__resolve(btf, &ko) == -ENOTUNIQ, "two s_dev offsets");
+	CHECK(resolve(btf, &ko) == -ENOTUNIQ, "two s_dev offsets");
+	btf__free(btf);
+}
+
+/* BTF cut short, of another magic, or with a kind we do not know: refused, nothing read past it */
+static void test_corrupt(void)
+{
+	struct mt_kernel_offsets ko;
+	struct btf *btf = build(4, true);
+	struct btf_header h;
+	__u32 size;
+	const void *raw = btf__raw_data(btf, &size);
+	unsigned char *copy = malloc(size);
+	struct btf_type t;
+
+	memcpy(copy, raw, size);
+	memcpy(&h, copy, sizeof(h));
+	printf("# three errors expected:\n");
+	CHECK(kernel_offsets__resolve(copy, size - h.str_len - 4, &ko) == -EINVAL,
+	      "types cut short");
+	copy[0] ^= 0xff;
+	CHECK(kernel_offsets__resolve(copy, size, &ko) == -EINVAL, "another magic");
+	copy[0] ^= 0xff;
+	memcpy(&t, copy + h.hdr_len + h.type_off, sizeof(t));
+	t.info = 31U << 24;	/* kind 31, no members */
+	memcpy(copy + h.hdr_len + h.type_off, &t, sizeof(t));
+	CHECK(kernel_offsets__resolve(copy, size, &ko) == -EINVAL, "an unknown kind");
+	free(copy);
 	btf__free(btf);
 }
 
@@ -166,6 +205,7 @@ int main(void)
 	test_offsets();
 	test_refusals();
 	test_same_name_twice();
+	test_corrupt();
 	test_running_kernel();
 	return test_done("kernel-offsets");
 }
