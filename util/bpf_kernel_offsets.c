@@ -232,7 +232,8 @@ static void find_structs(const struct btf_raw *b, __u32 (*ids)[MAX_CANDIDATES])
 			continue;
 		name = name_of(b, t->name_off);
 		for (i = 0; i < ARRAY_SIZE(fields); i++) {
-			if (strcmp(name, fields[i].type))
+			/* the first byte turns most structs away without a call */
+			if (name[0] != fields[i].type[0] || strcmp(name, fields[i].type))
 				continue;
 			for (c = 0; c < MAX_CANDIDATES && ids[i][c]; c++)
 				;
