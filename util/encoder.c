@@ -13,6 +13,7 @@
 
 #define DEFAULT_WINDOW_EVENTS	4096
 #define DEFAULT_LEVEL		3
+#define LEVEL1_HASH_LOG		11
 #define SPARE_WINDOWS		3
 
 struct window {
@@ -182,6 +183,13 @@ static int worker__init(struct worker *w, struct encoder *enc)
 	if (!w->cctx)
 		return -ENOMEM;
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, enc->opts.level);
+	/*
+	 * Level 1's hash table is 16K entries; events repeat their keys every
+	 * 60 bytes, and 2K entries found as many matches, 9% faster and 7% smaller
+	 * on a storm's events, 6% faster and 1% smaller on python3's.
+	 */
+	if (enc->opts.level == 1)
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_hashLog, LEVEL1_HASH_LOG);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 	msgpack_sbuffer_init(&w->sbuf);
 	return 0;
