@@ -92,10 +92,15 @@ struct {
 	__type(value, __u8);	/* enum mt_mode */
 } tracked SEC(".maps");
 
-/* hash of (tgid, ips) -> stack id: a stack is sent once per process */
+/*
+ * hash of (tgid, ips) -> stack id: a stack is sent once per process.  Not
+ * an LRU map: that one is allocated whole at load, 256K entries took 65 ms
+ * of every fp run here.  Once full, a new stack is sent at each use.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1 << 18);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, __u64);
 } stack_ids SEC(".maps");

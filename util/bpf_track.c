@@ -78,7 +78,7 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	bpf_map__set_max_entries(skel->maps.raw_scratch,
 				 opts->call_graph == MT_CALL_GRAPH_DWARF ?
 				 libbpf_num_possible_cpus() : 1);
-	/* an LRU map is allocated whole at load: only fp dedupes stacks in BPF */
+	/* only fp dedupes stacks in BPF; the map's buckets are allocated at load */
 	if (opts->call_graph != MT_CALL_GRAPH_FP)
 		bpf_map__set_max_entries(skel->maps.stack_ids, 1);
 	skel->rodata->events_watermark =
