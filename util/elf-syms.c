@@ -63,7 +63,8 @@ static int match_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (!name)
 			continue;
 		for (j = 0; j < n; j++) {
-			if (reqs[j].offset || strcmp(reqs[j].name, name))
+			/* libc has thousands of functions and we ask for dozens: the first byte first */
+			if (reqs[j].offset || reqs[j].name[0] != name[0] || strcmp(reqs[j].name, name))
 				continue;
 			reqs[j].offset = sym_file_offset(elf, &sym);
 			found += reqs[j].offset != 0;
