@@ -26,6 +26,7 @@
 #include "builtin.h"
 #include "util/backend.h"
 #include "util/bpf_track.h"
+#include "util/dwarf-cache.h"
 #include "util/encoder.h"
 #include "util/freeze-watch.h"
 #include "util/freezer.h"
@@ -967,9 +968,17 @@ static void start_shim_host(struct track_session *s)
 /* the symbolizer, the resolver thread, and with dwarf the unwinding */
 static void start_stack_stages(struct track_session *s)
 {
+	char why[256];
+	int cache;
+
 	s->sym = symbolizer__new();
-	if (s->sym)
+	if (s->sym) {
+		cache = dwarf_cache__open_dir(why, sizeof(why));
+		if (cache < 0)
+			pr_debug("no cache of DWARF answers: %s\n", why);
+		symbolizer__set_cache_dir(s->sym, cache);
 		s->resolver = resolver__new(s->sym, s->stats);
+	}
 	if (!s->resolver)
 		die("cannot start the resolver: out of memory");
 	/* the shim's stacks get their ids here, with fp too */
@@ -1309,6 +1318,19 @@ static void print_unwind_stats(struct track_session *s)
 		st.raw ? (double)st.frames / st.raw : 0.0, st.stacks);
 }
 
+/* -v: how much DWARF the frames took, and how much of it earlier runs had kept */
+static void print_symbolizer_stats(struct track_session *s)
+{
+	struct symbolizer_stats st;
+
+	if (!s->sym || verbose < 1)
+		return;
+	symbolizer__stats(s->sym, &st);
+	fprintf(stderr, "memtrack track: symbols of %" PRIu64 " files, the DWARF of %" PRIu64
+		" read, %" PRIu64 " answered from the cache (%" PRIu64 " addresses)\n",
+		st.loaded, st.dwarf_opened, st.dwarf_cached, st.cache_addrs);
+}
+
 /* -v: what the tracked tree paid in the BPF path (nothing outside it does) */
 static void print_probe_runs(struct track_session *s)
 {
@@ -1339,6 +1361,7 @@ static void print_summary(struct track_session *s)
 	uint64_t episodes;
 
 	print_unwind_stats(s);
+	print_symbolizer_stats(s);
 	print_probe_runs(s);
 	if (opts.quiet)
 		return;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "debuginfo.h"
+#include "dwarf-cache.h"
 #include "sym-module.h"
 #include "usage.h"
 #include "util.h"
@@ -182,11 +184,13 @@ bool sym_module__prepare(struct sym_module *mod)
 }
 
 /* symbols and DWARF, at the first resolve in the module; under mod->lock */
-void sym_module__load(struct sym_module *mod, struct debuginfo *dbg)
+void sym_module__load(struct sym_module *mod, struct debuginfo *dbg, int cache_dir)
 {
 	struct elf_sections es, dbg_es;
 	Elf_Scn *symscn;
 	Elf *symelf;
+	const void *id;
+	ssize_t id_len;
 
 	mod->loaded = true;
 	if (!sym_module__prepare(mod))
@@ -211,12 +215,21 @@ void sym_module__load(struct sym_module *mod, struct debuginfo *dbg)
 	if (symscn && elf_symtab__read(&mod->symtab, symelf, symscn))
 		module_warn(mod, "cannot read the symbols of '%s'", mod->path);
 
-	if (es.debug_info)
-		mod->dwarf = dwarf_begin_elf(mod->elf, DWARF_C_READ, NULL);
-	else if (dbg_es.debug_info)
-		mod->dwarf = dwarf_begin_elf(mod->dbg_elf, DWARF_C_READ, NULL);
+	mod->dwarf_elf = es.debug_info ? mod->elf : dbg_es.debug_info ? mod->dbg_elf : NULL;
+	if (mod->dwarf_elf && cache_dir >= 0 &&
+	    (id_len = dwelf_elf_gnu_build_id(mod->elf, &id)) > 0)
+		mod->dcache = dwarf_cache__open(cache_dir, id, id_len);
+}
+
+Dwarf *sym_module__dwarf(struct sym_module *mod)
+{
+	if (mod->dwarf_tried || !mod->dwarf_elf)
+		return mod->dwarf;
+	mod->dwarf_tried = true;
+	mod->dwarf = dwarf_begin_elf(mod->dwarf_elf, DWARF_C_READ, NULL);
 	if (mod->dwarf && dwarf_lines__init(&mod->lines, mod->dwarf))
 		module_warn(mod, "cannot read the DWARF units of '%s'", mod->path);
+	return mod->dwarf;
 }
 
 /* file offset -> link-time address, through the PT_LOAD holding it */
@@ -307,6 +320,21 @@ int sym_module__frames(struct sym_module *mod, uint64_t vaddr, uint64_t addr,
 	return n;
 }
 
+/* from the cache file when it has addr, else from the DWARF, kept for the next run */
+static int module_src_frames(struct sym_module *mod, uint64_t addr, struct src_frame *src,
+			     int max)
+{
+	int n;
+
+	if (dwarf_cache__find(mod->dcache, addr, src, max, &n))
+		return n;
+	sym_module__dwarf(mod);
+	n = mod->lines.nr_cus ? dwarf_lines__find(&mod->lines, addr, src, max) : 0;
+	if (max == SYM_MAX_FRAMES)
+		dwarf_cache__add(mod->dcache, addr, src, n);
+	return n;
+}
+
 static int compute_frames(struct sym_module *mod, uint64_t vaddr, uint64_t addr,
 			  struct sym_frame *out, int max)
 {
@@ -316,7 +344,7 @@ static int compute_frames(struct sym_module *mod, uint64_t vaddr, uint64_t addr,
 
 	if (max > SYM_MAX_FRAMES)
 		max = SYM_MAX_FRAMES;
-	n = mod->lines.nr_cus ? dwarf_lines__find(&mod->lines, addr, src, max) : 0;
+	n = module_src_frames(mod, addr, src, max);
 	if (!n) {
 		src[0] = (struct src_frame){ NULL, NULL, 0 };
 		n = 1;
@@ -345,6 +373,7 @@ void sym_module__delete(struct sym_module *mod)
 	for (i = 0; i < mod->frames_cap; i++)
 		free(mod->frames[i].frames);
 	free(mod->frames);
+	dwarf_cache__close(mod->dcache);
 	cfi_rules__exit(&mod->cfi);
 	dwarf_lines__exit(&mod->lines);
 	if (mod->dwarf)

@@ -19,6 +19,7 @@
  * DWARF (its own or its separate debug file's) and unwind rules.
  */
 struct debuginfo;
+struct dwarf_cache;
 
 /* what one line of /proc/<pid>/maps (or an mmap event) says of a file mapping */
 struct sym_file_map {
@@ -54,8 +55,11 @@ struct sym_module {
 	size_t nr_segs;
 	struct elf_symtab symtab;
 	Elf *dbg_elf;		/* separate debug file */
+	Elf *dwarf_elf;		/* the file with the DWARF, opened at the first need */
+	bool dwarf_tried;
 	Dwarf *dwarf;
 	struct dwarf_lines lines;
+	struct dwarf_cache *dcache;	/* answers of earlier runs, by build id */
 	struct cfi_rules cfi;
 	struct frames_slot *frames;	/* address -> its frames, computed once */
 	size_t frames_cap, nr_frames;
@@ -69,8 +73,14 @@ void sym_module__delete(struct sym_module *mod);
 
 /* the file and its segments, all unwind rules need; false without them; under mod->lock */
 bool sym_module__prepare(struct sym_module *mod);
-/* symbols and DWARF, at the first resolve in the module; under mod->lock */
-void sym_module__load(struct sym_module *mod, struct debuginfo *dbg);
+/*
+ * Symbols and where the DWARF is, at the first resolve in the module; the
+ * DWARF itself is opened when an address is not in the module's cache file
+ * in cache_dir (-1: none).  Under mod->lock.
+ */
+void sym_module__load(struct sym_module *mod, struct debuginfo *dbg, int cache_dir);
+/* the module's DWARF, opened now if it was not; NULL without.  Under mod->lock, loaded */
+Dwarf *sym_module__dwarf(struct sym_module *mod);
 /* the link-time address of ip, at file offset foff; under mod->lock, loaded */
 uint64_t sym_module__vaddr(const struct sym_module *mod, uint64_t ip, uint64_t foff);
 /*

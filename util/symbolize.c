@@ -26,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "debuginfo.h"
 #include "map-set.h"
 #include "proc-maps.h"
+#include "dwarf-cache.h"
 #include "sym-module.h"
 #include "symbolize.h"
 #include "unwind.h"
@@ -69,6 +71,7 @@ struct symbolizer {
 	uint64_t refreshes;
 	size_t nr_sets;
 	struct debuginfo *debuginfo;
+	int cache_dir;		/* of dwarf_cache files, -1: none */
 	pid_t gone_pid;		/* the last pid whose maps could not be read */
 	uint64_t gone_ns;
 };
@@ -311,6 +314,7 @@ struct symbolizer *symbolizer__new(void)
 	s->pid_buckets = 256;
 	s->pids = calloc(s->pid_buckets, sizeof(*s->pids));
 	s->keep_exited = SYMBOLIZER_KEEP_EXITED;
+	s->cache_dir = -1;
 	s->exited = calloc(s->keep_exited, sizeof(*s->exited));
 	dirs = getenv("MEMTRACK_DEBUG_DIRS");
 	s->debuginfo = debuginfo__new(dirs ? dirs : DEBUGINFO_DEFAULT_DIRS);
@@ -343,8 +347,17 @@ void symbolizer__delete(struct symbolizer *s)
 	free(s->pids);
 	free(s->exited);
 	debuginfo__delete(s->debuginfo);
+	if (s->cache_dir >= 0)
+		close(s->cache_dir);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+void symbolizer__set_cache_dir(struct symbolizer *s, int dir)
+{
+	if (s->cache_dir >= 0)
+		close(s->cache_dir);
+	s->cache_dir = dir;
 }
 
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dirs)
@@ -614,7 +627,7 @@ static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 	mod = m.mod;
 	pthread_mutex_lock(&mod->lock);
 	if (!mod->loaded)
-		sym_module__load(mod, s->debuginfo);
+		sym_module__load(mod, s->debuginfo, s->cache_dir);
 	vaddr = sym_module__vaddr(mod, ip, ip - m.start + m.pgoff);
 	n = sym_module__frames(mod, vaddr, ret_addr && vaddr ? vaddr - 1 : vaddr, out, max);
 	pthread_mutex_unlock(&mod->lock);
@@ -659,6 +672,7 @@ int symbolizer__resolve_pc(struct symbolizer *s, pid_t pid, uint64_t ip,
 struct dwarf_ctx {
 	struct sym_module *mod;
 	struct debuginfo *debuginfo;
+	int cache_dir;
 };
 
 static __thread struct dwarf_ctx cfi_dwarf_ctx;
@@ -668,8 +682,8 @@ static Dwarf *module_dwarf(void *arg)
 	struct dwarf_ctx *c = arg;
 
 	if (!c->mod->loaded)
-		sym_module__load(c->mod, c->debuginfo);
-	return c->mod->dwarf;
+		sym_module__load(c->mod, c->debuginfo, c->cache_dir);
+	return sym_module__dwarf(c->mod);
 }
 
 int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
@@ -696,6 +710,7 @@ int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool r
 	vaddr = sym_module__vaddr(mod, ip, ip - m.start + m.pgoff);
 	cfi_dwarf_ctx.mod = mod;
 	cfi_dwarf_ctx.debuginfo = s->debuginfo;
+	cfi_dwarf_ctx.cache_dir = s->cache_dir;
 	err = cfi_rules__find(&mod->cfi, mod->elf, module_dwarf, &cfi_dwarf_ctx,
 			      ret_addr && vaddr ? vaddr - 1 : vaddr, out);
 	pthread_mutex_unlock(&mod->lock);
@@ -720,6 +735,9 @@ void symbolizer__stats(struct symbolizer *s, struct symbolizer_stats *st)
 			st->loaded++;
 			st->symbols += mod->symtab.nr;
 			st->cu_ranges += mod->lines.nr_cus;
+			st->dwarf_opened += mod->dwarf != NULL;
+			st->dwarf_cached += dwarf_cache__loaded(mod->dcache) > 0;
+			st->cache_addrs += dwarf_cache__loaded(mod->dcache);
 		}
 		pthread_mutex_unlock(&mod->lock);
 	}

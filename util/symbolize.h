@@ -110,6 +110,11 @@ void symbolizer__set_keep_exited(struct symbolizer *s, unsigned int n);
  * else /usr/lib/debug.  Call it before the first resolve (it is not locked).
  */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dirs);
+/*
+ * The directory of DWARF cache files (dwarf-cache.h), an fd the symbolizer
+ * now owns; -1: none (the default).  Before the first resolve.
+ */
+void symbolizer__set_cache_dir(struct symbolizer *s, int dir);
 /* adds one executable mapping to pid's set (overlapping ones are replaced) */
 int symbolizer__add_mapping(struct symbolizer *s, pid_t pid,
 			    const struct sym_mapping *m);
@@ -154,6 +159,9 @@ struct symbolizer_stats {
 	uint64_t loaded;	/* of which symbols/DWARF were read */
 	uint64_t symbols;	/* in all loaded modules */
 	uint64_t cu_ranges;	/* address ranges of DWARF units */
+	uint64_t dwarf_opened;	/* modules whose DWARF was read */
+	uint64_t dwarf_cached;	/* modules with a cache file, */
+	uint64_t cache_addrs;	/* of which addresses it held */
 	uint64_t pids;		/* pids with mappings, exited ones included */
 	uint64_t map_sets;	/* distinct mapping sets (fork shares them) */
 	uint64_t refreshes;	/* re-reads of /proc/<pid>/maps on a miss */

@@ -10,6 +10,8 @@ failures=0
 unset SUDO_UID SUDO_GID SUDO_USER
 # debug files come from the tests' own directories and servers, never the network's
 unset DEBUGINFOD_URLS MEMTRACK_DEBUG_DIRS
+# no DWARF answers kept from run to run (/var/cache/memtrack) unless a test asks
+export MEMTRACK_CACHE_DIR=
 
 skip() {
 	echo "[Skip] $*"

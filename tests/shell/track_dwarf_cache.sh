@@ -1,0 +1,75 @@
+#!/bin/bash
+# track: the DWARF answers of one run serve the next, the same frames without reading the DWARF again
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+cache=$tmp/cache
+
+# run: cxx_inline tracked with -v, the cache in $cache
+run() {
+	rm -f "$tmp"/*.msgpack
+	art=$(MEMTRACK_CACHE_DIR=$cache track_workload "$tmp" -v -- "$WORKLOADS/cxx_inline" 2>/dev/null)
+}
+
+# read_and_cached: "<modules whose DWARF was read> <modules answered from the cache>"
+read_and_cached() {
+	sed -n 's/.*the DWARF of \([0-9]*\) read, \([0-9]*\) answered.*/\1 \2/p' "$tmp/track.err"
+}
+
+cache_file() {
+	echo "$cache/$(readelf -n "$WORKLOADS/cxx_inline" | awk '/Build ID:/ { print $3 }')"
+}
+
+test_second_run_reads_no_dwarf() {
+	local first
+	run
+	first=$(read_and_cached)
+	expect_eq "first run: frames from the DWARF" "$(cxx_inline_expected)" "$(cxx_inline_chain "$art")"
+	expect_eq "first run: nothing cached yet" 0 "${first#* }"
+	expect_eq "first run: cxx_inline's answers kept" "memtrack-dwarf-cache 1 $(basename "$(cache_file)")" \
+		"$(head -n 1 "$(cache_file)")"
+	expect_eq "the cache directory is root's alone" 700 "$(stat -c %a "$cache")"
+	run
+	expect_eq "second run: the same frames" "$(cxx_inline_expected)" "$(cxx_inline_chain "$art")"
+	expect_eq "second run: no DWARF read, every module answered" "0 ${first% *}" "$(read_and_cached)"
+}
+
+# a file that breaks a rule is ignored whole: the DWARF answers, and the file is written anew
+test_corrupt_file() {
+	printf 'memtrack-dwarf-cache 1 %s\n1000 9\nnot a frame\n' "$(basename "$(cache_file)")" >"$(cache_file)"
+	run
+	expect_eq "corrupt file: the frames" "$(cxx_inline_expected)" "$(cxx_inline_chain "$art")"
+	expect_eq "corrupt file: written anew, without the bad entry" 0 "$(grep -c '^1000 9$' "$(cache_file)")"
+	run
+	expect_eq "corrupt file: then answered again" 0 "$(read_and_cached | cut -d' ' -f1)"
+}
+
+# a directory another user may write to is not used; the run goes on without it
+test_dir_not_ours() {
+	chmod 0777 "$cache"
+	run
+	expect_eq "a world-writable directory: said" 1 \
+		"$(grep -c "no cache of DWARF answers: $cache may be written by another user" "$tmp/track.err")"
+	expect_eq "a world-writable directory: the frames" "$(cxx_inline_expected)" "$(cxx_inline_chain "$art")"
+	expect_eq "a world-writable directory: nothing answered from it" 0 "$(read_and_cached | cut -d' ' -f2)"
+	chmod 0700 "$cache"
+}
+
+# MEMTRACK_CACHE_DIR="" turns it off
+test_off() {
+	rm -f "$tmp"/*.msgpack
+	art=$(MEMTRACK_CACHE_DIR='' track_workload "$tmp" -v -- "$WORKLOADS/cxx_inline" 2>/dev/null)
+	expect_eq "off: said" 1 "$(grep -c 'no cache of DWARF answers: MEMTRACK_CACHE_DIR is empty' "$tmp/track.err")"
+	expect_eq "off: the frames" "$(cxx_inline_expected)" "$(cxx_inline_chain "$art")"
+}
+
+test_second_run_reads_no_dwarf
+test_corrupt_file
+test_dir_not_ours
+test_off
+finish

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The DWARF cache: answers written by one run are found by the next, as
+ * they were; a file that breaks a rule anywhere is ignored whole; strings
+ * that cannot stand in a line are not kept; the directory must be ours.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util/dwarf-cache.h"
+
+static const unsigned char id[] = { 0xde, 0xad, 0xbe, 0xef, 0x01 };
+#define ID_HEX	"deadbeef01"
+
+static char dir_path[] = "/tmp/memtrack-test-dwarf-cache-XXXXXX";
+static int dir;
+
+static void write_file(const char *text)
+{
+	int fd = openat(dir, ID_HEX, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+}
+
+static size_t loaded_from(const char *text)
+{
+	struct dwarf_cache *c;
+	size_t n;
+
+	write_file(text);
+	c = dwarf_cache__open(dir, id, sizeof(id));
+	n = dwarf_cache__loaded(c);
+	dwarf_cache__close(c);
+	return n;
+}
+
+static void test_round_trip(void)
+{
+	const struct src_frame two[] = {
+		{ "inlined_fn", "a/inl.h", 12 }, { NULL, "a/main.c", 40 },
+	};
+	const struct src_frame bad[] = { { "tab\there", "x.c", 1 } };
+	struct src_frame out[4];
+	struct dwarf_cache *c;
+	int n = -1;
+
+	unlinkat(dir, ID_HEX, 0);
+	c = dwarf_cache__open(dir, id, sizeof(id));
+	CHECK(c && dwarf_cache__loaded(c) == 0, "no file yet");
+	CHECK(!dwarf_cache__find(c, 0x1000, out, 4, &n), "nothing kept yet");
+	dwarf_cache__add(c, 0x1000, two, 2);
+	dwarf_cache__add(c, 0x2000, NULL, 0);
+	dwarf_cache__add(c, 0x3000, bad, 1);
+	dwarf_cache__close(c);
+
+	c = dwarf_cache__open(dir, id, sizeof(id));
+	CHECK_U64(dwarf_cache__loaded(c), 2, "addresses read back (the tab is not kept)");
+	CHECK(dwarf_cache__find(c, 0x1000, out, 4, &n) && n == 2);
+	CHECK_STR(out[0].function, "inlined_fn", "inlined function");
+	CHECK_STR(out[0].file, "a/inl.h", "its file");
+	CHECK_U64(out[0].line, 12, "its line");
+	CHECK(out[1].function == NULL, "the outer frame has no function of DWARF's");
+	CHECK_STR(out[1].file, "a/main.c", "outer file");
+	CHECK_U64(out[1].line, 40, "outer line");
+	CHECK(dwarf_cache__find(c, 0x1000, out, 1, &n) && n == 1, "cut to max");
+	CHECK(dwarf_cache__find(c, 0x2000, out, 4, &n) && n == 0, "no unit covers it: kept too");
+	CHECK(!dwarf_cache__find(c, 0x3000, out, 4, &n), "a string with a tab is not kept");
+	dwarf_cache__close(c);
+}
+
+static void test_hostile_files(void)
+{
+	const char *head = "memtrack-dwarf-cache 1 " ID_HEX "\n";
+	char text[512];
+
+	CHECK_U64(loaded_from("memtrack-dwarf-cache 1 " ID_HEX "\n1000 1\n5\tf\tx.c\n"), 1,
+		  "a good file");
+#define REFUSED(body, what) do {					\
+	snprintf(text, sizeof(text), "%s%s", head, body);		\
+	CHECK_U64(loaded_from(text), 0, what);				\
+} while (0)
+	CHECK_U64(loaded_from("memtrack-dwarf-cache 2 " ID_HEX "\n"), 0, "another version");
+	CHECK_U64(loaded_from("memtrack-dwarf-cache 1 00\n1000 0\n"), 0, "another build id");
+	REFUSED("1000 1\n5\tf\tx.c", "the last line cut");
+	REFUSED("1000 2\n5\tf\tx.c\n", "fewer frames than said");
+	REFUSED("1000 65\n", "too many frames");
+	REFUSED("1000 -1\n", "a negative count");
+	REFUSED("zz 1\n5\tf\tx.c\n", "an address not in hex");
+	REFUSED("ffffffffffffffff 0\n", "the one address that cannot be a key");
+	REFUSED("1000 1\n5\tf\tx.c\textra\n", "a frame of four fields");
+	REFUSED("1000 1\n5\tf\n", "a frame of two fields");
+	REFUSED("1000 1\n99999999999\tf\tx.c\n", "a line past 32 bits");
+	REFUSED("1000 0\n1000 0\n", "an address twice");
+	REFUSED("1000\n", "no count");
+#undef REFUSED
+	memcpy(text, head, strlen(head));
+	memcpy(text + strlen(head), "1000 0\n\0\n", 9);
+	write_file("");
+	{
+		int fd = openat(dir, ID_HEX, O_WRONLY | O_TRUNC);
+
+		CHECK(write(fd, text, strlen(head) + 9) == (ssize_t)(strlen(head) + 9));
+		close(fd);
+	}
+	{
+		struct dwarf_cache *c = dwarf_cache__open(dir, id, sizeof(id));
+
+		CHECK_U64(dwarf_cache__loaded(c), 0, "a NUL in the file");
+		dwarf_cache__close(c);
+	}
+	CHECK(fchownat(dir, ID_HEX, 65534, 65534, 0) == 0);
+	{
+		struct dwarf_cache *c = dwarf_cache__open(dir, id, sizeof(id));
+
+		CHECK_U64(dwarf_cache__loaded(c), 0, "a file of another user");
+		dwarf_cache__close(c);
+	}
+	unlinkat(dir, ID_HEX, 0);
+}
+
+static void test_dir(void)
+{
+	char why[256], path[sizeof(dir_path) + 16];
+	int fd;
+
+	setenv(DWARF_CACHE_ENV, "", 1);
+	CHECK(dwarf_cache__open_dir(why, sizeof(why)) == -1, "empty: off");
+	snprintf(path, sizeof(path), "%s/sub", dir_path);
+	setenv(DWARF_CACHE_ENV, path, 1);
+	fd = dwarf_cache__open_dir(why, sizeof(why));
+	CHECK(fd >= 0, "created: %s", why);
+	close(fd);
+	chmod(path, 0770);
+	CHECK(dwarf_cache__open_dir(why, sizeof(why)) == -1 && strstr(why, "another user"),
+	      "group-writable: %s", why);
+	rmdir(path);
+	CHECK(symlinkat(dir_path, dir, "sub") == 0);
+	CHECK(dwarf_cache__open_dir(why, sizeof(why)) == -1, "a symlink: %s", why);
+	unlinkat(dir, "sub", 0);
+	unsetenv(DWARF_CACHE_ENV);
+}
+
+int main(void)
+{
+	if (geteuid()) {
+		printf("dwarf-cache: skipped, needs root\n");
+		return 0;
+	}
+	CHECK(mkdtemp(dir_path) != NULL);
+	dir = open(dir_path, O_RDONLY | O_DIRECTORY);
+	test_round_trip();
+	test_hostile_files();
+	test_dir();
+	close(dir);
+	rmdir(dir_path);
+	return test_done("dwarf-cache");
+}
