@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dwarf-cache.h"
+#include "u64-map.h"
 #include "util.h"
 
 #define CACHE_MAGIC		"memtrack-dwarf-cache 1 "
@@ -25,15 +26,16 @@
 #define MAX_ID			64	/* bytes of build id */
 
 struct cache_entry {
-	uint64_t key;		/* addr + 1; 0: empty slot */
+	uint64_t addr;
 	uint32_t first, n;	/* frames[first .. first + n) */
 };
 
 struct dwarf_cache {
 	int dir;
 	char name[2 * MAX_ID + 1];	/* the build id in hex: the file's name */
-	struct cache_entry *slots;
-	size_t cap, nr, loaded;
+	struct u64_map by_addr;		/* addr -> index in entries + 1 */
+	struct cache_entry *entries;
+	size_t nr, cap, loaded;
 	struct src_frame *frames;
 	size_t nr_frames, frames_cap;
 	char **strs;
@@ -72,43 +74,6 @@ int dwarf_cache__open_dir(char *why, size_t len)
 	return fd;
 }
 
-static size_t slot_of(uint64_t key, size_t cap)
-{
-	return (key * 0x9e3779b97f4a7c15ULL) >> 17 & (cap - 1);
-}
-
-static struct cache_entry *lookup(const struct dwarf_cache *c, uint64_t addr)
-{
-	size_t i;
-
-	if (!c->cap)
-		return NULL;
-	for (i = slot_of(addr + 1, c->cap); c->slots[i].key; i = (i + 1) & (c->cap - 1))
-		if (c->slots[i].key == addr + 1)
-			return &c->slots[i];
-	return &c->slots[i];	/* the empty slot it would take */
-}
-
-static int grow_slots(struct dwarf_cache *c)
-{
-	size_t cap = c->cap ? 2 * c->cap : 256, i, j;
-	struct cache_entry *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < c->cap; i++) {
-		if (!c->slots[i].key)
-			continue;
-		for (j = slot_of(c->slots[i].key, cap); slots[j].key; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = c->slots[i];
-	}
-	free(c->slots);
-	c->slots = slots;
-	c->cap = cap;
-	return 0;
-}
-
 static const char *keep_string(struct dwarf_cache *c, const char *s, size_t len)
 {
 	char *copy;
@@ -130,16 +95,17 @@ static bool plain(const char *s)
 static int add_entry(struct dwarf_cache *c, uint64_t addr, uint32_t n)
 {
 	struct cache_entry *e;
+	bool added;
 
-	if ((c->nr + 1) * 2 > c->cap && grow_slots(c))
-		return -ENOMEM;
 	if (grow_array((void **)&c->frames, &c->frames_cap, c->nr_frames + n, sizeof(*c->frames)))
 		return -ENOMEM;
-	e = lookup(c, addr);
-	if (e->key)
+	e = u64_map__element(&c->by_addr, addr, (void **)&c->entries, &c->nr, &c->cap,
+			     sizeof(*c->entries), &added);
+	if (!e)
+		return -ENOMEM;
+	if (!added)
 		return -EEXIST;
-	*e = (struct cache_entry){ .key = addr + 1, .first = c->nr_frames, .n = n };
-	c->nr++;
+	*e = (struct cache_entry){ .addr = addr, .first = c->nr_frames, .n = n };
 	return 0;
 }
 
@@ -147,7 +113,7 @@ void dwarf_cache__add(struct dwarf_cache *c, uint64_t addr, const struct src_fra
 {
 	int i;
 
-	if (!c || n < 0 || n > MAX_FRAMES || addr == UINT64_MAX)
+	if (!c || n < 0 || n > MAX_FRAMES)
 		return;
 	for (i = 0; i < n; i++)
 		if (!plain(src[i].function) || !plain(src[i].file))
@@ -168,10 +134,12 @@ void dwarf_cache__add(struct dwarf_cache *c, uint64_t addr, const struct src_fra
 bool dwarf_cache__find(const struct dwarf_cache *c, uint64_t addr, struct src_frame *out,
 		       int max, int *n)
 {
-	const struct cache_entry *e = c && addr != UINT64_MAX ? lookup(c, addr) : NULL;
+	const uint64_t *i = c ? u64_map__find(&c->by_addr, addr) : NULL;
+	const struct cache_entry *e;
 
-	if (!e || !e->key)
+	if (!i)
 		return false;
+	e = &c->entries[*i];
 	*n = (int)e->n < max ? (int)e->n : max;
 	memcpy(out, c->frames + e->first, *n * sizeof(*out));
 	return true;
@@ -235,7 +203,7 @@ static bool parse_entry(struct dwarf_cache *c, char *line, char **p, char *end)
 	if (!space)
 		return false;
 	*space = 0;
-	if (!parse_u64(line, 16, UINT64_MAX - 1, &addr) ||
+	if (!parse_u64(line, 16, UINT64_MAX, &addr) ||
 	    !parse_u64(space + 1, 10, MAX_FRAMES, &n) || add_entry(c, addr, n))
 		return false;
 	for (i = 0; i < n; i++)
@@ -251,8 +219,8 @@ static void forget(struct dwarf_cache *c)
 	for (i = 0; i < c->nr_strs; i++)
 		free(c->strs[i]);
 	c->nr_strs = c->nr = c->nr_frames = 0;
-	if (c->slots)
-		memset(c->slots, 0, c->cap * sizeof(*c->slots));
+	u64_map__exit(&c->by_addr);
+	u64_map__init(&c->by_addr);
 }
 
 static bool parse(struct dwarf_cache *c, char *buf, size_t size)
@@ -309,6 +277,7 @@ struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t l
 	if (!c)
 		return NULL;
 	c->dir = dir;
+	u64_map__init(&c->by_addr);
 	for (i = 0; i < len; i++)
 		snprintf(c->name + 2 * i, 3, "%02x", id[i]);
 	load(c);
@@ -326,12 +295,10 @@ static void write_entries(const struct dwarf_cache *c, FILE *f)
 	uint32_t k;
 
 	fprintf(f, CACHE_MAGIC "%s\n", c->name);
-	for (i = 0; i < c->cap; i++) {
-		const struct cache_entry *e = &c->slots[i];
+	for (i = 0; i < c->nr; i++) {
+		const struct cache_entry *e = &c->entries[i];
 
-		if (!e->key)
-			continue;
-		fprintf(f, "%" PRIx64 " %u\n", e->key - 1, e->n);
+		fprintf(f, "%" PRIx64 " %u\n", e->addr, e->n);
 		for (k = 0; k < e->n; k++) {
 			const struct src_frame *fr = &c->frames[e->first + k];
 
@@ -370,7 +337,8 @@ void dwarf_cache__close(struct dwarf_cache *c)
 	if (c->dirty)
 		save(c);
 	forget(c);
-	free(c->slots);
+	u64_map__exit(&c->by_addr);
+	free(c->entries);
 	free(c->frames);
 	free(c->strs);
 	free(c);
