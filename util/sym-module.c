@@ -330,7 +330,8 @@ static int module_src_frames(struct sym_module *mod, uint64_t addr, struct src_f
 		return n;
 	sym_module__dwarf(mod);
 	n = mod->lines.nr_cus ? dwarf_lines__find(&mod->lines, addr, src, max) : 0;
-	if (max == SYM_MAX_FRAMES)
+	/* DWARF that could not be read answers nothing worth keeping for the next run */
+	if (max == SYM_MAX_FRAMES && mod->lines.nr_cus)
 		dwarf_cache__add(mod->dcache, addr, src, n);
 	return n;
 }

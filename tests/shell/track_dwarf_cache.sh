@@ -60,6 +60,25 @@ test_dir_not_ours() {
 	chmod 0700 "$cache"
 }
 
+# DWARF that answers nothing (its units zeroed) is not kept: a good debug file later must be read
+test_unreadable_dwarf_not_kept() {
+	local id size
+	mkdir -p "$tmp/bad"
+	cp "$WORKLOADS/cxx_inline" "$tmp/bad/"
+	objcopy --only-keep-debug "$tmp/bad/cxx_inline" "$tmp/bad/full.debug"
+	strip --strip-all "$tmp/bad/cxx_inline"
+	size=$(readelf -S -W "$tmp/bad/full.debug" | awk '$2 == ".debug_info" { print $6 }')
+	head -c "$((16#$size))" /dev/zero >"$tmp/bad/zeros"
+	id=$(readelf -n "$tmp/bad/cxx_inline" | awk '/Build ID:/ { print $3 }')
+	mkdir -p "$tmp/bad/dbg/.build-id/${id:0:2}"
+	objcopy --update-section .debug_info="$tmp/bad/zeros" "$tmp/bad/full.debug" \
+		"$tmp/bad/dbg/.build-id/${id:0:2}/${id:2}.debug"
+	rm -f "$tmp"/*.msgpack
+	MEMTRACK_DEBUG_DIRS=$tmp/bad/dbg MEMTRACK_CACHE_DIR=$tmp/bad/cache \
+		track_workload "$tmp" -- "$tmp/bad/cxx_inline" >/dev/null 2>&1
+	expect_eq "zeroed DWARF: nothing kept for it" 0 "$(find "$tmp/bad/cache" -name "$id" | wc -l)"
+}
+
 # MEMTRACK_CACHE_DIR="" turns it off
 test_off() {
 	rm -f "$tmp"/*.msgpack
@@ -71,5 +90,6 @@ test_off() {
 test_second_run_reads_no_dwarf
 test_corrupt_file
 test_dir_not_ours
+test_unreadable_dwarf_not_kept
 test_off
 finish
