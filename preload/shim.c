@@ -32,12 +32,14 @@
 
 #include "bpf/memtrack.h"
 #include "shim.h"
+#include "util/prefetch.h"
 
 #define INERT_EPOCH		(~0ULL)
 #define REPLY_TIMEOUT_S		30
 #define WAIT_SLICE_NS		(100 * 1000 * 1000)
 #define DEFAULT_RING_SIZE	(1U << 20)
 #define POPULATE_CHUNK		(64U << 10)
+#define PREFETCH_AHEAD		512	/* bytes: within the second mapping of the data */
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
@@ -559,6 +561,8 @@ static void *reserve(struct shim_thread *t, uint32_t len, uint64_t *pos)
 	if (unlikely((p & (half - 1)) + len > half))
 		kick_poller();	/* crossed a half: the poller may be asleep */
 	*pos = p;
+	/* the line a few records on was last read by memtrack's core: ask for it early */
+	prefetch_for_write(t->data + (p & (t->size - 1)) + PREFETCH_AHEAD);
 	return t->data + (p & (t->size - 1));
 }
 
