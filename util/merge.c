@@ -8,6 +8,8 @@
 #include "util.h"
 
 #define NO_BOUND	UINT64_MAX
+/* how far past the last clock read a record may be stamped before we read it again */
+#define CLOCK_SLACK_NS	10000000ULL
 
 enum source_kind { SRC_RING, SRC_BPF };
 
@@ -50,6 +52,7 @@ struct merger {
 	struct u64_map by_pid;		/* pid -> index + 1 in procs of the live entry, 0: none */
 	uint64_t bpf_bound;
 	uint64_t seen_at;		/* this pass's start: rings seen empty are bound by it */
+	uint64_t horizon;		/* a record stamped later was not written yet */
 	bool all;			/* this pass drains everything, bounds or not */
 	struct heap_item *heap;
 	size_t nheap, heap_cap;
@@ -273,6 +276,22 @@ static uint64_t observe_time(void)
 	return t;
 }
 
+/*
+ * A record is stamped before it is committed, so never later than now: one
+ * that is would hold its process's events back until the end of the run,
+ * with its threads waiting for room all along.
+ */
+static bool stamped_in_future(struct merger *m, struct source *s)
+{
+	if (s->head.ts <= m->horizon)
+		return false;
+	m->horizon = now_ns() + CLOCK_SLACK_NS;
+	if (s->head.ts <= m->horizon)
+		return false;
+	s->ring.corrupt = "a timestamp from the future";
+	return true;
+}
+
 /* the ring's next event into s->head; false when it has none now, and its process's bound */
 static bool ring_next(struct merger *m, struct source *s)
 {
@@ -284,7 +303,7 @@ static bool ring_next(struct merger *m, struct source *s)
 
 		switch (h) {
 		case SHIM_HEAD_EVENT:
-			return true;
+			return !stamped_in_future(m, s);
 		case SHIM_HEAD_NOP:
 			shim_ring__consume(&s->ring, s->head_len);
 			continue;
@@ -450,6 +469,7 @@ uint64_t merger__pass(struct merger *m, bool all)
 
 	m->all = all;
 	m->seen_at = observe_time();
+	m->horizon = m->seen_at + CLOCK_SLACK_NS;
 	m->nheap = 0;
 	for (i = 0; i < m->nprocs; i++)
 		queue_heads(m, m->procs[i]);

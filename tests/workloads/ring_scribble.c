@@ -1,17 +1,23 @@
 /*
- * Scribbles over its own preload shim ring: 1000 malloc(1234) + free, then
- * a record that no shim writes (a length of 7 bytes) at the ring's write
- * position, then 200000 more malloc(4321) + free, which memtrack no longer
- * takes.  Without the shim (no ring mapped) it says so and exits 3.
+ * ring_scribble [future]: scribbles over its own preload shim ring: 1000
+ * malloc(1234) + free, then a record that no shim writes at the ring's
+ * write position (a length of 7 bytes; with "future", a well-formed free
+ * stamped an hour from now), then 200000 more malloc(4321) + free, which
+ * memtrack no longer takes.  Without the shim (no ring mapped) it says so
+ * and exits 3.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* preload/shim-abi.h's layout, as a hostile process would read it */
 #define HDR_SIZE	4096
 #define PROD_OFFSET	64
+#define RING_SIZE	(1UL << 20)
+#define REC_FREE	3
+#define FREE_LEN	24
 
 static uint8_t *find_ring(void)
 {
@@ -25,18 +31,39 @@ static uint8_t *find_ring(void)
 		unsigned long start, end;
 
 		if (strstr(line, "memtrack-ring") && sscanf(line, "%lx-%lx", &start, &end) == 2 &&
-		    end - start == HDR_SIZE + (1UL << 20))
+		    end - start == HDR_SIZE + RING_SIZE)
 			ring = (uint8_t *)start;
 	}
 	fclose(f);
 	return ring;
 }
 
-int main(void)
+static void write_bad_length(uint8_t *ring)
+{
+	uint64_t prod = __atomic_fetch_add((uint64_t *)(ring + PROD_OFFSET), 8, __ATOMIC_SEQ_CST);
+
+	__atomic_store_n((uint64_t *)(ring + HDR_SIZE + (prod & (RING_SIZE - 1))),
+			 (uint32_t)prod | (7ULL << 32) | (1ULL << 48), __ATOMIC_RELEASE);
+}
+
+static void write_future_free(uint8_t *ring)
+{
+	uint64_t prod = __atomic_fetch_add((uint64_t *)(ring + PROD_OFFSET), FREE_LEN,
+					   __ATOMIC_SEQ_CST);
+	uint64_t *rec = (uint64_t *)(ring + HDR_SIZE + (prod & (RING_SIZE - 1)));
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	rec[1] = (uint64_t)(now.tv_sec + 3600) * 1000000000ULL;
+	rec[2] = 0x1000;
+	__atomic_store_n(&rec[0], (uint32_t)prod | ((uint64_t)FREE_LEN << 32) |
+			 ((uint64_t)REC_FREE << 48), __ATOMIC_RELEASE);
+}
+
+int main(int argc, char **argv)
 {
 	void *volatile p;
 	uint8_t *ring;
-	uint64_t prod;
 	int i;
 
 	for (i = 0; i < 1000; i++) {
@@ -48,9 +75,10 @@ int main(void)
 		fprintf(stderr, "ring_scribble: no shim ring here\n");
 		return 3;
 	}
-	prod = __atomic_fetch_add((uint64_t *)(ring + PROD_OFFSET), 8, __ATOMIC_SEQ_CST);
-	__atomic_store_n((uint64_t *)(ring + HDR_SIZE + (prod & ((1UL << 20) - 1))),
-			 (uint32_t)prod | (7ULL << 32) | (1ULL << 48), __ATOMIC_RELEASE);
+	if (argc > 1 && !strcmp(argv[1], "future"))
+		write_future_free(ring);
+	else
+		write_bad_length(ring);
 	for (i = 0; i < 200000; i++) {
 		p = malloc(4321);
 		free(p);
