@@ -147,6 +147,7 @@ struct track_session {
 	uint64_t start_ns, end_ns;
 	uint64_t event_drops, stack_drops;
 	uint64_t probe_runs[MT_PROBE_MAX];
+	uint64_t held_exec, held_mmap;	/* stops for new code: at exec, at a code mapping */
 	uint64_t event_lost;		/* in rings dropped as corrupt */
 	unsigned int running;		/* tracked processes alive when memtrack stopped */
 	pthread_t sampler;
@@ -552,6 +553,10 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 {
 	struct code_scan scan;
 
+	if (e->reason == MT_NEW_CODE_EXEC)
+		s->held_exec++;
+	else if (e->reason == MT_NEW_CODE_MMAP)
+		s->held_mmap++;
 	if (e->reason == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
 	if (!bpf_track__mode(s->bpf, e->pid)) {
@@ -1342,6 +1347,8 @@ static void print_probe_runs(struct track_session *s)
 	fprintf(stderr, "memtrack track: back-pressure froze the tree %" PRIu64 " times, "
 		"stopped a process %" PRIu64 " times (SIGSTOP)\n",
 		atomic_load(&s->watch.freezes), *bpf_track__pressure_stops(s->bpf));
+	fprintf(stderr, "memtrack track: held processes for their new code %" PRIu64
+		" times at exec, %" PRIu64 " at a code mapping\n", s->held_exec, s->held_mmap);
 }
 
 /* processes traced through the preload shim (or that would have been, had they allocated) */

@@ -771,6 +771,11 @@ static __always_inline bool is_memory_syscall(long nr)
 /* a syscall's argument from the pt_regs the tracepoint passes */
 #define syscall_arg(regs, reg)	kernel_read(__u64, regs, offsetof(struct pt_regs, reg))
 
+static __always_inline bool is_shim_file(const struct mt_file_id *id)
+{
+	return shim_file.ino && id->ino == shim_file.ino && id->dev == shim_file.dev;
+}
+
 static long vma_in_shim(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
 	struct file *f = kernel_ptr(vma, koff.vma_file);
@@ -778,7 +783,7 @@ static long vma_in_shim(struct task_struct *task, struct vm_area_struct *vma, vo
 
 	if (f)
 		file_id_of(f, &id);
-	*(bool *)ctx = id.ino == shim_file.ino && id.dev == shim_file.dev;
+	*(bool *)ctx = is_shim_file(&id);
 	return 0;
 }
 
@@ -844,8 +849,11 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 			/* it fails when another thread holds the mmap lock: look anyway */
 			unknown = bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_id,
 					       &file, 0) != 0;
-			/* with call graphs, userspace records every new code mapping */
-			if ((file.ino || unknown) &&
+			/*
+			 * with call graphs, userspace records every new code
+			 * mapping; the shim's own code is in no stack
+			 */
+			if ((file.ino || unknown) && !is_shim_file(&file) &&
 			    (discover_allocators || call_graph != MT_CALL_GRAPH_NO))
 				stop_for_attach(&file, unknown || call_graph != MT_CALL_GRAPH_NO,
 						MT_NEW_CODE_MMAP);

@@ -135,7 +135,18 @@ test_preload_refused() {
 	expect_eq "--backend nonsense is a usage error" 129 "$rc"
 }
 
+# a dynamic program that takes the shim is held at its exec (which backend) and at its
+# one library's code (libc: recorded for the stacks), never at the shim's own code
+test_held_for_new_code() {
+	MEMTRACK_BACKEND='' "$MEMTRACK" track -v -o "$tmp" -- /bin/true 2>"$tmp/err" >/dev/null
+	expect_eq "held: /bin/true at its exec and at libc's mapping, not at the shim's" \
+		"memtrack track: held processes for their new code 1 times at exec, 1 at a code mapping" \
+		"$(grep '^memtrack track: held processes' "$tmp/err")"
+	rm -f "$tmp"/*.msgpack
+}
+
 test_default_is_preload
+test_held_for_new_code
 test_children
 test_static_child
 test_secure_exec_child
