@@ -35,6 +35,7 @@
 #include "util/prefetch.h"
 
 #define INERT_EPOCH		(~0ULL)
+#define UNSET_EPOCH		(~0ULL - 1)	/* a thread's, until it joins: no process's */
 #define REPLY_TIMEOUT_S		30
 #define WAIT_SLICE_NS		(100 * 1000 * 1000)
 #define DEFAULT_RING_SIZE	(1U << 20)
@@ -60,7 +61,14 @@ struct shim_proc {
 	uint32_t nrings, rings_cap;
 };
 
-__thread struct shim_thread shim_self __attribute__((tls_model("initial-exec")));
+/*
+ * A fork child's process page is zero, and so is the epoch of a thread that
+ * never joined: were the TLS zero too, a thread that forked before its first
+ * call would find its state current in the child, with no ring.
+ */
+__thread struct shim_thread shim_self __attribute__((tls_model("initial-exec"))) = {
+	.epoch = UNSET_EPOCH,
+};
 uint64_t *shim_epoch;
 uint32_t shim_call_graph;
 

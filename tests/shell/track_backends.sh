@@ -118,6 +118,22 @@ test_fork_from_busy_threads() {
 		"$(jq -r --argjson c "$child" '.processes[] | select(.pid == $c) | .backend' "$tmp/r.json")"
 }
 
+# the thread's state was never set up: the child must not take it for its own
+test_fork_from_fresh_thread() {
+	local child rc=0
+	run -- "$WORKLOADS/fork_fresh_thread"
+	expect_eq "fork, fresh thread: the command exits 0 (its child did)" 0 \
+		"$(jq -r .meta.exit_code "$tmp/r.json")"
+	child=$(jq -r --argjson r "$(jq -r .meta.root_pid "$tmp/r.json")" \
+		'.processes[] | select(.pid != $r) | .pid' "$tmp/r.json")
+	expect_eq "fork, fresh thread: the child's 10 malloc(3333)" 10 \
+		"$(count_sized "$art" Malloc 3333)"
+	expect_eq "fork, fresh thread: and its 10 Free" 10 "$(count "$tmp/r.json" Free "$child")"
+	# the shim without memtrack (left in the environment of what outlives it) stays out of the way
+	LD_PRELOAD="$(dirname "$MEMTRACK")/libmemtrack-preload.so" "$WORKLOADS/fork_fresh_thread" || rc=$?
+	expect_eq "fork, fresh thread, no memtrack: the child exits 0" 0 "$rc"
+}
+
 test_preload_refused() {
 	local rc=0
 	rm -rf "$tmp/out"
@@ -153,5 +169,6 @@ test_secure_exec_child
 test_setuid_child_under_sudo
 test_signal_handler
 test_fork_from_busy_threads
+test_fork_from_fresh_thread
 test_preload_refused
 finish
