@@ -117,6 +117,7 @@ struct track_session {
 	uint64_t heap_size;		/* the most the live rings ever had: the last ring_open row */
 	unsigned int refused;		/* processes --backend preload could not take */
 	unsigned int corrupt;		/* processes whose ring broke the rules */
+	unsigned int ringless;		/* shim threads that could not make a ring */
 	unsigned int blind;		/* static stripped processes: allocations unseen */
 	unsigned int untraceable;	/* secure execs under sudo, not tracked */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
@@ -624,6 +625,16 @@ static void on_shim_closed(void *ctx, pid_t pid)
 		merger__unref(s->merger, mp);
 }
 
+/* the thread's calls go unrecorded: the run cannot be exact */
+static void on_shim_no_ring(void *ctx, pid_t pid, uint32_t tid, int err)
+{
+	struct track_session *s = ctx;
+
+	warning("thread %u of pid %d (%s) could not make its preload shim ring (%s): "
+		"its allocations are not tracked", tid, pid, comm_of(s, pid), strerror(err));
+	s->ringless++;
+}
+
 static void on_merged_event(void *ctx, const struct mt_alloc_event *e)
 {
 	struct track_session *s = ctx;
@@ -937,6 +948,7 @@ static void start_shim_host(struct track_session *s)
 		.decide = on_shim_hello,
 		.ring = on_shim_ring,
 		.closed = on_shim_closed,
+		.no_ring = on_shim_no_ring,
 		.ctx = s,
 	};
 	struct merge_ops mops = {
@@ -1388,7 +1400,7 @@ static void print_summary(struct track_session *s)
 	episodes = s->events.episodes + s->stacks.episodes + s->waits.episodes +
 		   atomic_load(&s->watch.episodes);
 	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%zu preload)%s, '%s' (%s), "
-		"%lu drops, %lu pressure episode%s%s%s%s%s ]\n",
+		"%lu drops, %lu pressure episode%s%s%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, s->procs.count == 1 ? "" : "es",
 		preload_processes(&s->procs), stacks,
 		path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
@@ -1396,6 +1408,7 @@ static void print_summary(struct track_session *s)
 		episodes, episodes == 1 ? "" : "s",
 		unprobed ? ", SOME ALLOCATORS NOT PROBED (see above)" : "",
 		s->corrupt ? ", CORRUPT RINGS (see above)" : "",
+		s->ringless ? ", THREADS WITHOUT A RING (see above)" : "",
 		running, blind);
 }
 
@@ -1406,6 +1419,11 @@ static int exit_status(const struct track_session *s, int err)
 	if (s->refused) {
 		error("%u processes could not take the preload shim (--backend preload)",
 		      s->refused);
+		return MEMTRACK_EXIT_FATAL;
+	}
+	if (s->ringless && !opts.tolerate_drops) {
+		error("%u thread%s could not make a preload shim ring: the artifact is "
+		      "incomplete", s->ringless, s->ringless == 1 ? "" : "s");
 		return MEMTRACK_EXIT_FATAL;
 	}
 	if (s->event_lost && !opts.tolerate_drops) {

@@ -10,8 +10,9 @@
  * waits for one byte: SHIM_ACCEPT (the shim records this process, and the
  * reply carries the read-only control page) or SHIM_REJECT (BPF traces it;
  * the shim stays out of the way).  Then each thread, at its first call,
- * creates its ring (a sealed memfd) and sends a shim_register with the fd.
- * A one-byte SHIM_KICK tells a sleeping poller that a ring filled up.
+ * creates its ring (a sealed memfd) and sends a shim_register with the fd,
+ * or a shim_no_ring when it cannot: memtrack then knows the run is not
+ * exact.  A SHIM_KICK tells a sleeping poller that a ring filled up.
  */
 #ifndef MEMTRACK_SHIM_ABI_H
 #define MEMTRACK_SHIM_ABI_H
@@ -29,6 +30,7 @@ enum shim_msg {
 	SHIM_HELLO = 1,
 	SHIM_REGISTER,
 	SHIM_KICK,
+	SHIM_NO_RING,
 };
 
 #define SHIM_ACCEPT		'A'
@@ -51,6 +53,14 @@ struct shim_register {
 	__u32 msg;		/* SHIM_REGISTER; the ring's memfd rides along (SCM_RIGHTS) */
 	__u32 tid;
 	__u64 size;		/* of the data area, a power of two */
+};
+
+/* a thread could not make its ring (err: an errno): its calls go unrecorded */
+struct shim_no_ring {
+	__u32 msg;		/* SHIM_NO_RING */
+	__u32 tid;
+	__s32 err;
+	__u32 pad;
 };
 
 /*

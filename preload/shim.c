@@ -404,16 +404,18 @@ static bool send_ring(int sock, int fd, uint32_t tid, uint64_t size)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(reg);
 }
 
-static bool thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
+/* the thread's ring, made and handed to memtrack: 0, or an errno */
+static int thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
 {
 	uint64_t size = p->ctl->ring_size ? p->ctl->ring_size : DEFAULT_RING_SIZE;
-	int fd = create_ring_fd(size), sock;
+	int fd = create_ring_fd(size), sock, err = 0;
 	uint8_t *base = NULL;
-	bool ok = false;
 
 	if (fd < 0)
-		return false;
+		return errno ? errno : EIO;
 	base = map_ring(fd, size);
+	if (!base)
+		err = errno ? errno : ENOMEM;
 	if (base) {
 		struct shim_ring_hdr *h = (struct shim_ring_hdr *)base;
 
@@ -422,18 +424,19 @@ static bool thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid
 		h->size = size;
 		lock(&p->lock);
 		sock = proc_socket(p);
-		ok = sock >= 0 && remember_ring(p, h);
-		if (ok && !send_ring(sock, fd, tid, size)) {
+		if (sock < 0 || !remember_ring(p, h))
+			err = sock < 0 ? ENOTCONN : ENOMEM;
+		else if (!send_ring(sock, fd, tid, size)) {
 			p->nrings--;
-			ok = false;
+			err = errno ? errno : EPIPE;
 		}
 		unlock(&p->lock);
 	}
 	close(fd);
-	if (!ok) {
+	if (err) {
 		if (base)
 			unmap_ring((struct shim_ring_hdr *)base, size);
-		return false;
+		return err;
 	}
 	shim_stack_reset(t);
 	t->hdr = (struct shim_ring_hdr *)base;
@@ -443,7 +446,28 @@ static bool thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid
 	t->populated = 0;
 	t->tid = tid;
 	t->epoch = p->epoch;
-	return true;
+	return 0;
+}
+
+/*
+ * Once per thread and incarnation: memtrack learns that the run misses
+ * this thread's calls (the socket, open since the hello, needs no new fd).
+ */
+static void no_ring(struct shim_proc *p, struct shim_thread *t, uint32_t tid, int err)
+{
+	struct shim_no_ring m = { .msg = SHIM_NO_RING, .tid = tid, .err = err };
+	const char *desc;
+	int sock;
+
+	t->no_ring_epoch = p->epoch;
+	lock(&p->lock);
+	sock = proc_socket(p);
+	if (sock >= 0)
+		send(sock, &m, sizeof(m), MSG_NOSIGNAL);
+	unlock(&p->lock);
+	desc = strerrordesc_np(err);	/* strerror() may translate, and allocate */
+	shim_warn("cannot create this thread's ring: its allocations are not tracked: ",
+		  desc ? desc : "unknown error");
 }
 
 struct shim_thread *shim_thread_slow(struct shim_thread *t)
@@ -451,6 +475,7 @@ struct shim_thread *shim_thread_slow(struct shim_thread *t)
 	struct shim_thread *ret = NULL;
 	struct shim_proc *p = proc;
 	uint32_t tid;
+	int err;
 
 	/* the common way here once memtrack is gone: as cheap as can be */
 	if (t->depth || (p && p->state == PROC_INERT))
@@ -464,9 +489,14 @@ struct shim_thread *shim_thread_slow(struct shim_thread *t)
 		proc_init(p, tid);
 	if (p->state != PROC_ACTIVE)
 		goto out;
-	if (t->epoch != p->epoch && !thread_init(p, t, tid)) {
-		shim_warn("cannot create this thread's ring: its allocations are not tracked", NULL);
-		goto out;
+	if (t->epoch != p->epoch) {
+		if (t->no_ring_epoch == p->epoch)
+			goto out;
+		err = thread_init(p, t, tid);
+		if (err) {
+			no_ring(p, t, tid, err);
+			goto out;
+		}
 	}
 	ret = t;
 out:

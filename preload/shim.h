@@ -35,6 +35,7 @@ struct shim_stack_table {
 /* per thread, in initial-exec TLS */
 struct shim_thread {
 	uint64_t epoch;		/* the process incarnation this state belongs to */
+	uint64_t no_ring_epoch;	/* the incarnation in which it could not make its ring */
 	struct shim_ring_hdr *hdr;
 	uint8_t *data;		/* mapped twice in a row */
 	uint64_t size;

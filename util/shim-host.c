@@ -240,6 +240,18 @@ static bool on_register(struct shim_host *h, int fd, const struct shim_register 
 	return true;
 }
 
+/* the tid and errno are the process's word: they can only misreport its own thread */
+static bool on_no_ring(struct shim_host *h, int fd, const struct shim_no_ring *m, ssize_t n)
+{
+	struct conn *c = &h->conns[fd];
+
+	if (n != sizeof(*m) || c->state != CONN_ACCEPTED)
+		return false;
+	h->st.no_rings++;
+	h->ops.no_ring(h->ops.ctx, c->pid, m->tid, m->err);
+	return true;
+}
+
 /* one message; false: close the connection */
 static bool read_message(struct shim_host *h, int fd, bool *more)
 {
@@ -247,6 +259,7 @@ static bool read_message(struct shim_host *h, int fd, bool *more)
 		__u32 msg;
 		struct shim_hello hello;
 		struct shim_register reg;
+		struct shim_no_ring no_ring;
 		char bytes[64];
 	} m;
 	int ring_fd = -1, nfds;
@@ -265,6 +278,8 @@ static bool read_message(struct shim_host *h, int fd, bool *more)
 		ok = ring_fd < 0 && on_hello(h, fd, &m.hello, n);
 	else if (m.msg == SHIM_REGISTER)
 		ok = on_register(h, fd, &m.reg, n, ring_fd);
+	else if (m.msg == SHIM_NO_RING)
+		ok = ring_fd < 0 && on_no_ring(h, fd, &m.no_ring, n);
 	else
 		ok = m.msg == SHIM_KICK && n == sizeof(m.msg);
 	if (ring_fd >= 0)

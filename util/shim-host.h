@@ -31,6 +31,8 @@ struct shim_host_ops {
 	bool (*ring)(void *ctx, pid_t pid, struct shim_ring *r);
 	/* a connection of an accepted process ended */
 	void (*closed)(void *ctx, pid_t pid);
+	/* a thread of an accepted process could not make its ring (err: its errno) */
+	void (*no_ring)(void *ctx, pid_t pid, uint32_t tid, int err);
 	void *ctx;
 };
 
@@ -61,7 +63,7 @@ void shim_host__drop(struct shim_host *h, pid_t pid);
 void shim_host__set_asleep(struct shim_host *h, bool asleep);
 /* connections and processes seen, refused, and protocol errors */
 struct shim_host_stats {
-	uint64_t hellos, accepted, refused, rings, bad;
+	uint64_t hellos, accepted, refused, rings, no_rings, bad;
 };
 void shim_host__stats(const struct shim_host *h, struct shim_host_stats *st);
 

@@ -5,9 +5,11 @@
  * registration still queued when the poller stops is taken by
  * shim_host__flush() (a process that registered its ring and exited just
  * before the end of a run lost all its events before it existed), as is
- * a connection never accepted.
+ * a connection never accepted; a thread without a ring is told, once the
+ * process is accepted, and a malformed word of it ends the connection.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -23,9 +25,11 @@
 #define RING_SIZE	(64U << 10)
 
 struct seen {
-	unsigned int hellos, rings, closed;
+	unsigned int hellos, rings, closed, no_rings;
 	pid_t ring_pid;
 	int32_t ring_tid;
+	uint32_t no_ring_tid;
+	int no_ring_err;
 };
 
 static bool decide(void *ctx, pid_t pid, uint32_t flags)
@@ -50,6 +54,16 @@ static void closed(void *ctx, pid_t pid)
 {
 	(void)pid;
 	((struct seen *)ctx)->closed++;
+}
+
+static void no_ring(void *ctx, pid_t pid, uint32_t tid, int err)
+{
+	struct seen *s = ctx;
+
+	(void)pid;
+	s->no_rings++;
+	s->no_ring_tid = tid;
+	s->no_ring_err = err;
 }
 
 /* a connection to the host, as a shim makes it */
@@ -116,7 +130,9 @@ static void test_flush_takes_queued_rings(void)
 {
 	struct seen s = { 0 };
 	struct shim_host_opts o = { .ring_size = RING_SIZE };
-	struct shim_host_ops ops = { .decide = decide, .ring = take_ring, .closed = closed, .ctx = &s };
+	struct shim_host_ops ops = {
+		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring, .ctx = &s,
+	};
 	struct shim_host *h = NULL;
 	int epfd = epoll_create1(EPOLL_CLOEXEC), a, b;
 
@@ -156,8 +172,48 @@ static void test_flush_takes_queued_rings(void)
 	shim_host__delete(h);
 }
 
+static void test_no_ring(void)
+{
+	struct seen s = { 0 };
+	struct shim_host_opts o = { .ring_size = RING_SIZE };
+	struct shim_host_ops ops = {
+		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring, .ctx = &s,
+	};
+	struct shim_no_ring m = { .msg = SHIM_NO_RING, .tid = 777, .err = EMFILE };
+	struct shim_host_stats st;
+	struct shim_host *h = NULL;
+	int epfd = epoll_create1(EPOLL_CLOEXEC), a;
+
+	CHECK(!shim_host__new(&h, &o, &ops));
+	if (!h)
+		return;
+	CHECK(!shim_host__watch(h, epfd));
+	a = shim_connect(h);
+	CHECK(a >= 0);
+	send_hello(a);
+	poll_once(h, epfd);
+	poll_once(h, epfd);
+	CHECK_U64(reply(a), SHIM_ACCEPT, "no ring: the hello is accepted");
+	CHECK(send(a, &m, sizeof(m), 0) == sizeof(m));
+	poll_once(h, epfd);
+	CHECK_U64(s.no_rings, 1, "no ring: told");
+	CHECK_U64(s.no_ring_tid, 777, "no ring: which thread");
+	CHECK_U64(s.no_ring_err, EMFILE, "no ring: and why");
+	/* cut short: a protocol error, the connection ends */
+	CHECK(send(a, &m, sizeof(m) - 4, 0) == sizeof(m) - 4);
+	poll_once(h, epfd);
+	CHECK_U64(s.no_rings, 1, "no ring: a short message is not taken");
+	CHECK_U64(s.closed, 1, "no ring: it closes the connection");
+	shim_host__stats(h, &st);
+	CHECK_U64(st.bad, 1, "no ring: and counts as bad");
+	close(a);
+	close(epfd);
+	shim_host__delete(h);
+}
+
 int main(void)
 {
 	test_flush_takes_queued_rings();
+	test_no_ring();
 	return test_done("test-shim-host");
 }

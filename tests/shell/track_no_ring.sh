@@ -1,0 +1,35 @@
+#!/bin/bash
+# track: a thread that cannot make its shim ring fails the run, said once, not silently
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
+trap cleanup EXIT TERM INT
+
+test_thread_without_ring() {
+	local rc=0
+	"$MEMTRACK" track -q -o "$tmp/a" --backend preload -- "$WORKLOADS/fd_exhausted_thread" \
+		>/dev/null 2>"$tmp/err" || rc=$?
+	expect_eq "no ring: memtrack fails the run" 128 "$rc"
+	expect_eq "no ring: memtrack says which thread and why" 1 \
+		"$(grep -c "^warning: thread [0-9]* of pid [0-9]* (fd_exhausted_th) could not make its preload shim ring (Too many open files): its allocations are not tracked$" "$tmp/err")"
+	expect_eq "no ring: and that the artifact is incomplete" 1 \
+		"$(grep -c "^error: 1 thread could not make a preload shim ring: the artifact is incomplete$" "$tmp/err")"
+	# before: a warning per call, 200 of them, and an exit status of 0
+	expect_eq "no ring: the shim says it once" 1 \
+		"$(grep -c "^memtrack preload: cannot create this thread's ring" "$tmp/err")"
+
+	rc=0
+	"$MEMTRACK" track -q -o "$tmp/b" --backend preload --tolerate-drops \
+		-- "$WORKLOADS/fd_exhausted_thread" >/dev/null 2>"$tmp/err" || rc=$?
+	expect_eq "no ring, --tolerate-drops: the command's status" 0 "$rc"
+	expect_eq "no ring, --tolerate-drops: the main thread's malloc(1111)" 1 \
+		"$(count_sized "$(ls "$tmp"/b/*.msgpack)" Malloc 1111)"
+	expect_eq "no ring, --tolerate-drops: none of the thread's malloc(4444)" 0 \
+		"$(count_sized "$(ls "$tmp"/b/*.msgpack)" Malloc 4444)"
+}
+
+test_thread_without_ring
+finish
