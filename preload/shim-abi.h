@@ -12,7 +12,9 @@
  * the shim stays out of the way).  Then each thread, at its first call,
  * creates its ring (a sealed memfd) and sends a shim_register with the fd,
  * or a shim_no_ring when it cannot: memtrack then knows the run is not
- * exact.  A SHIM_KICK tells a sleeping poller that a ring filled up.
+ * exact.  A SHIM_KICK tells a sleeping poller that a ring filled up.  A
+ * connection the program closed is replaced by a new one, which says
+ * hello again before anything else.
  */
 #ifndef MEMTRACK_SHIM_ABI_H
 #define MEMTRACK_SHIM_ABI_H

@@ -252,20 +252,36 @@ static const struct shim_control *map_control(int fd)
 
 extern uint32_t shim_hello_flags(void) SHIM_HIDDEN;
 
-/* says hello; true when memtrack takes this process's records */
-static bool join_memtrack(struct shim_proc *p, uint32_t tid)
+/* a new connection, introduced: memtrack takes no ring on one that has not said hello */
+static int connect_and_hello(uint32_t tid, int *ctl_fd)
 {
 	struct shim_hello hello = {
 		.msg = SHIM_HELLO, .magic = SHIM_MAGIC, .version = SHIM_VERSION,
 		.flags = shim_hello_flags(), .tid = tid,
 	};
-	int sock = connect_to_memtrack(), ctl_fd;
+	int sock = connect_to_memtrack();
+
+	*ctl_fd = -1;
+	if (sock < 0)
+		return -1;
+	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
+	    receive_reply(sock, ctl_fd) != SHIM_ACCEPT) {
+		if (*ctl_fd >= 0)
+			close(*ctl_fd);
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* says hello; true when memtrack takes this process's records */
+static bool join_memtrack(struct shim_proc *p, uint32_t tid)
+{
+	int ctl_fd, sock = connect_and_hello(tid, &ctl_fd);
 
 	if (sock < 0)
 		return false;
-	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
-	    receive_reply(sock, &ctl_fd) != SHIM_ACCEPT ||
-	    !(p->ctl = map_control(ctl_fd))) {
+	if (!(p->ctl = map_control(ctl_fd))) {
 		close(sock);
 		return false;
 	}
@@ -303,12 +319,19 @@ static void proc_init(struct shim_proc *p, uint32_t tid)
 	unlock(&p->lock);
 }
 
-/* the connection, checked: the program may have closed our fd and reused its number */
+/*
+ * The connection, checked: the program may have closed our fd and reused
+ * its number.  A new one says hello again (the control page we have).
+ */
 static int proc_socket(struct shim_proc *p)
 {
+	int ctl_fd;
+
 	if (p->sock > 0 && fd_ino(p->sock) == p->sock_ino)
 		return p->sock;
-	p->sock = connect_to_memtrack();
+	p->sock = connect_and_hello(syscall(SYS_gettid), &ctl_fd);
+	if (ctl_fd >= 0)
+		close(ctl_fd);
 	p->sock_ino = p->sock >= 0 ? fd_ino(p->sock) : 0;
 	last_sock = p->sock;
 	last_sock_ino = p->sock_ino;

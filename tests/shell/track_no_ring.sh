@@ -1,5 +1,5 @@
 #!/bin/bash
-# track: a thread that cannot make its shim ring fails the run, said once, not silently
+# track: a thread's shim ring when descriptors are scarce or closed: tracked, or the run fails
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
@@ -31,5 +31,19 @@ test_thread_without_ring() {
 		"$(count_sized "$(ls "$tmp"/b/*.msgpack)" Malloc 4444)"
 }
 
+# the shim's connection closed by the program: a new thread's ring goes on a new one
+test_connection_closed() {
+	local rc=0 art
+	"$MEMTRACK" track -q -o "$tmp/c" --backend preload -- "$WORKLOADS/close_all_fds" \
+		>/dev/null 2>"$tmp/err" || rc=$?
+	expect_eq "closed: the run ends well" 0 "$rc"
+	art=$(ls "$tmp"/c/*.msgpack)
+	expect_eq "closed: the malloc(1111) before" 1 "$(count_sized "$art" Malloc 1111)"
+	expect_eq "closed: the 50 malloc(2222) after" 50 "$(count_sized "$art" Malloc 2222)"
+	# before: 0, the ring registered on a connection that had not said hello
+	expect_eq "closed: the new thread's 100 malloc(4444)" 100 "$(count_sized "$art" Malloc 4444)"
+}
+
 test_thread_without_ring
+test_connection_closed
 finish
