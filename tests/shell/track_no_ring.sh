@@ -4,17 +4,15 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
 test_thread_without_ring() {
 	local rc=0
-	"$MEMTRACK" track -q -o "$tmp/a" --backend preload -- "$WORKLOADS/fd_exhausted_thread" \
+	"$MEMTRACK" track -q -o "$tmp/a" --backend preload -- "$WORKLOADS/fds_then_thread" exhaust \
 		>/dev/null 2>"$tmp/err" || rc=$?
 	expect_eq "no ring: memtrack fails the run" 128 "$rc"
 	expect_eq "no ring: memtrack says which thread and why" 1 \
-		"$(grep -c "^warning: thread [0-9]* of pid [0-9]* (fd_exhausted_th) could not make its preload shim ring (Too many open files): its allocations are not tracked$" "$tmp/err")"
+		"$(grep -c "^warning: thread [0-9]* of pid [0-9]* (fds_then_thread) could not make its preload shim ring (Too many open files): its allocations are not tracked$" "$tmp/err")"
 	expect_eq "no ring: and that the artifact is incomplete" 1 \
 		"$(grep -c "^error: 1 thread could not make a preload shim ring: the artifact is incomplete$" "$tmp/err")"
 	# before: a warning per call, 200 of them, and an exit status of 0
@@ -23,7 +21,7 @@ test_thread_without_ring() {
 
 	rc=0
 	"$MEMTRACK" track -q -o "$tmp/b" --backend preload --tolerate-drops \
-		-- "$WORKLOADS/fd_exhausted_thread" >/dev/null 2>"$tmp/err" || rc=$?
+		-- "$WORKLOADS/fds_then_thread" exhaust >/dev/null 2>"$tmp/err" || rc=$?
 	expect_eq "no ring, --tolerate-drops: the command's status" 0 "$rc"
 	expect_eq "no ring, --tolerate-drops: the main thread's malloc(1111)" 1 \
 		"$(count_sized "$(ls "$tmp"/b/*.msgpack)" Malloc 1111)"
@@ -34,7 +32,7 @@ test_thread_without_ring() {
 # the shim's connection closed by the program: a new thread's ring goes on a new one
 test_connection_closed() {
 	local rc=0 art
-	"$MEMTRACK" track -q -o "$tmp/c" --backend preload -- "$WORKLOADS/close_all_fds" \
+	"$MEMTRACK" track -q -o "$tmp/c" --backend preload -- "$WORKLOADS/fds_then_thread" close \
 		>/dev/null 2>"$tmp/err" || rc=$?
 	expect_eq "closed: the run ends well" 0 "$rc"
 	art=$(ls "$tmp"/c/*.msgpack)

@@ -126,28 +126,44 @@ static char reply(int sock)
 	return byte;
 }
 
-static void test_flush_takes_queued_rings(void)
+/* a host that tells s, its fds in the epoll set epfd; NULL if it cannot be made */
+static struct shim_host *new_host(struct seen *s, int epfd)
 {
-	struct seen s = { 0 };
 	struct shim_host_opts o = { .ring_size = RING_SIZE };
 	struct shim_host_ops ops = {
-		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring, .ctx = &s,
+		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring, .ctx = s,
 	};
 	struct shim_host *h = NULL;
-	int epfd = epoll_create1(EPOLL_CLOEXEC), a, b;
 
 	CHECK(!shim_host__new(&h, &o, &ops));
-	if (!h)
-		return;
-	CHECK(!shim_host__watch(h, epfd));
+	if (h)
+		CHECK(!shim_host__watch(h, epfd));
+	return h;
+}
 
-	/* accepted while the poller runs */
-	a = shim_connect(h);
+/* a connection whose hello the polling host accepted */
+static int accepted_conn(struct shim_host *h, int epfd, const char *what)
+{
+	int a = shim_connect(h);
+
 	CHECK(a >= 0);
 	send_hello(a);
 	poll_once(h, epfd);	/* the connection */
 	poll_once(h, epfd);	/* its hello */
-	CHECK_U64(reply(a), SHIM_ACCEPT, "the hello is accepted");
+	CHECK_U64(reply(a), SHIM_ACCEPT, what);
+	return a;
+}
+
+static void test_flush_takes_queued_rings(void)
+{
+	struct seen s = { 0 };
+	int epfd = epoll_create1(EPOLL_CLOEXEC), a, b;
+	struct shim_host *h = new_host(&s, epfd);
+
+	if (!h)
+		return;
+	/* accepted while the poller runs */
+	a = accepted_conn(h, epfd, "the hello is accepted");
 	send_ring(a, 4242);
 	poll_once(h, epfd);
 	CHECK_U64(s.rings, 1, "a ring registered while the poller runs is taken");
@@ -175,25 +191,14 @@ static void test_flush_takes_queued_rings(void)
 static void test_no_ring(void)
 {
 	struct seen s = { 0 };
-	struct shim_host_opts o = { .ring_size = RING_SIZE };
-	struct shim_host_ops ops = {
-		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring, .ctx = &s,
-	};
 	struct shim_no_ring m = { .msg = SHIM_NO_RING, .tid = 777, .err = EMFILE };
 	struct shim_host_stats st;
-	struct shim_host *h = NULL;
 	int epfd = epoll_create1(EPOLL_CLOEXEC), a;
+	struct shim_host *h = new_host(&s, epfd);
 
-	CHECK(!shim_host__new(&h, &o, &ops));
 	if (!h)
 		return;
-	CHECK(!shim_host__watch(h, epfd));
-	a = shim_connect(h);
-	CHECK(a >= 0);
-	send_hello(a);
-	poll_once(h, epfd);
-	poll_once(h, epfd);
-	CHECK_U64(reply(a), SHIM_ACCEPT, "no ring: the hello is accepted");
+	a = accepted_conn(h, epfd, "no ring: the hello is accepted");
 	CHECK(send(a, &m, sizeof(m), 0) == sizeof(m));
 	poll_once(h, epfd);
 	CHECK_U64(s.no_rings, 1, "no ring: told");
