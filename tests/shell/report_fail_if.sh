@@ -4,9 +4,7 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
 # malloc_free: 100 blocks of 1..100 bytes (5050 bytes), the last 40 (3220 bytes) never freed
 art=$(track_workload "$tmp" -- "$WORKLOADS/malloc_free")

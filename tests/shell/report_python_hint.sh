@@ -4,9 +4,7 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
 # Debian's python3, not one of pyenv's shims (a shell script that execs it)
 PYTHON=/usr/bin/python3

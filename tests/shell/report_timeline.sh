@@ -5,9 +5,7 @@ set -e
 
 command -v gnuplot >/dev/null || skip "gnuplot is not installed"
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 write_samples test-report "$tmp"
 
 rc=0

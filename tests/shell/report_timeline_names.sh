@@ -5,9 +5,7 @@ set -e
 skip_if_no_bpf
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (gnuplot-nox)"
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 mkdir "$tmp/bin" "$tmp/out" "$tmp/work"
 
 # programs whose names (comm, 15 bytes at most, and exe) are gnuplot code in double quotes

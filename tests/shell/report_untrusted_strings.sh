@@ -3,9 +3,7 @@
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 write_samples test-plot-names "$tmp/art"
 export LC_ALL=C
 

@@ -4,9 +4,7 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 
 command -v gnuplot >/dev/null || skip "gnuplot is not installed (gnuplot-nox)"
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 mkdir "$tmp/work"
 
 ran() { [ -e "$tmp/work/$1" ] && echo yes || echo no; }

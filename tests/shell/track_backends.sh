@@ -4,10 +4,8 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 chmod 755 "$tmp"
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
 
 # run <memtrack args...>: track into a fresh $tmp/out, report into $tmp/r.json
 run() {

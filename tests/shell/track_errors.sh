@@ -4,10 +4,8 @@
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 chmod 755 "$tmp"
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
 
 # expect_failure <name> <exit code> <stderr pattern> <command...>
 expect_failure() {

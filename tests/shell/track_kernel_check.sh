@@ -5,9 +5,7 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
 # fake_kernel <dir> <release> [btf] [uprobes]: a tree that mimics /sys and /proc
 fake_kernel() {

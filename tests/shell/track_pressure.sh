@@ -5,9 +5,7 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
 # BPF's back-pressure: the producers are stopped at the events ring's watermark (SIGSTOP
 # alone: the freezer's rows, one per freeze of the whole tree, overlap the releases')

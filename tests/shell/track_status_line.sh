@@ -6,9 +6,7 @@ set -e
 skip_if_no_bpf
 command -v script >/dev/null || { echo "script (util-linux) is missing"; exit 1; }
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
 STATUS='memtrack: [0-9.]+ s, [0-9.]+[kMG]? events \([0-9.]+[kMG]?/s\), [0-9]+ process(es)?, [0-9]+ pressure episodes?, RSS [0-9.]+ [KMG]?i?B'
 CLEAR=$'\r\033[K'

@@ -6,9 +6,7 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
 test_storm_exact() {
 	art=$(track_workload "$tmp" --stats "$tmp/s.jsonl" -- "$WORKLOADS/alloc_storm_procs" 16 50000)

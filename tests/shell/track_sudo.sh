@@ -5,10 +5,8 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 chmod 777 "$tmp"
-cleanup() { rm -rf "$tmp"; trap - EXIT TERM INT; }
-trap cleanup EXIT TERM INT
 
 test_sudo_user() {
 	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$MEMTRACK" track -q \

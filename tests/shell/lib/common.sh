@@ -126,6 +126,12 @@ finish() {
 	exit 0
 }
 
+# a test's own directory: tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
+remove_tmp_dir() {
+	rm -rf "$tmp"
+	trap - EXIT TERM INT
+}
+
 # track_workload <outdir> <memtrack track args...>: runs memtrack track -q -o <outdir>
 # and prints the artifact's path; the exit status is memtrack's (what memtrack said, if
 # anything, goes to stderr, for the test's log).
