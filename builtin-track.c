@@ -554,12 +554,12 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 {
 	struct code_scan scan;
 
-	if (e->reason == MT_NEW_CODE_EXEC)
+	if (e->reason == MT_NEW_CODE_EXEC) {
 		s->held_exec++;
-	else if (e->reason == MT_NEW_CODE_MMAP)
-		s->held_mmap++;
-	if (e->reason == MT_NEW_CODE_EXEC)
 		choose_backend(s, e->pid);
+	} else if (e->reason == MT_NEW_CODE_MMAP) {
+		s->held_mmap++;
+	}
 	if (!bpf_track__mode(s->bpf, e->pid)) {
 		bpf_track__resume_attached(s->bpf, e->pid);	/* no longer ours */
 		stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());

@@ -427,33 +427,44 @@ static bool send_ring(int sock, int fd, uint32_t tid, uint64_t size)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(reg);
 }
 
+/* the new ring h of fd, kept and sent to memtrack: 0, or an errno */
+static int register_ring(struct shim_proc *p, struct shim_ring_hdr *h, int fd, uint32_t tid)
+{
+	int sock, err = 0;
+
+	lock(&p->lock);
+	sock = proc_socket(p);
+	if (sock < 0)
+		err = ENOTCONN;
+	else if (!remember_ring(p, h))
+		err = ENOMEM;
+	else if (!send_ring(sock, fd, tid, h->size)) {
+		p->nrings--;
+		err = errno ? errno : EPIPE;
+	}
+	unlock(&p->lock);
+	return err;
+}
+
 /* the thread's ring, made and handed to memtrack: 0, or an errno */
 static int thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
 {
 	uint64_t size = p->ctl->ring_size ? p->ctl->ring_size : DEFAULT_RING_SIZE;
-	int fd = create_ring_fd(size), sock, err = 0;
-	uint8_t *base = NULL;
+	int fd = create_ring_fd(size), err;
+	uint8_t *base;
 
 	if (fd < 0)
 		return errno ? errno : EIO;
 	base = map_ring(fd, size);
-	if (!base)
+	if (!base) {
 		err = errno ? errno : ENOMEM;
-	if (base) {
+	} else {
 		struct shim_ring_hdr *h = (struct shim_ring_hdr *)base;
 
 		h->magic = SHIM_MAGIC;
 		h->version = SHIM_VERSION;
 		h->size = size;
-		lock(&p->lock);
-		sock = proc_socket(p);
-		if (sock < 0 || !remember_ring(p, h))
-			err = sock < 0 ? ENOTCONN : ENOMEM;
-		else if (!send_ring(sock, fd, tid, size)) {
-			p->nrings--;
-			err = errno ? errno : EPIPE;
-		}
-		unlock(&p->lock);
+		err = register_ring(p, h, fd, tid);
 	}
 	close(fd);
 	if (err) {
