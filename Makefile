@@ -51,17 +51,19 @@ CFLAGS += $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
 LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lprotobuf-c -lpthread -lm
 
-BPF_SRCS := $(filter-out util/bpf_stubs.c,$(wildcard util/bpf_*.c))
-UTIL_SRCS := $(filter-out $(BPF_SRCS) util/bpf_stubs.c,$(wildcard util/*.c))
+# util/ holds the general helpers, and a folder per subsystem (see README.md)
+UTIL_DIRS := util $(patsubst %/,%,$(wildcard util/*/))
+BPF_SRCS := $(filter-out util/probe/bpf_stubs.c,$(wildcard util/probe/bpf_*.c))
+UTIL_SRCS := $(filter-out $(BPF_SRCS) util/probe/bpf_stubs.c,$(wildcard $(addsuffix /*.c,$(UTIL_DIRS))))
 ifeq ($(BUILD_BPF_SKEL),1)
 UTIL_SRCS += $(BPF_SRCS)
 LIBS += -lbpf
 else
-UTIL_SRCS += util/bpf_stubs.c
+UTIL_SRCS += util/probe/bpf_stubs.c
 CFLAGS += -DNO_BPF_SKEL
 endif
 
-UTIL_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(UTIL_SRCS)) $(OUTPUT)/util/profile.pb-c.o
+UTIL_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(UTIL_SRCS)) $(OUTPUT)/util/report/profile.pb-c.o
 CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,memtrack.c version.c $(wildcard builtin-*.c))
 SKEL := $(OUTPUT)/bpf/memtrack.skel.h
 
@@ -96,7 +98,12 @@ docdir ?= $(datadir)/doc/memtrack
 bashcompdir ?= $(datadir)/bash-completion/completions
 INSTALL ?= install
 
-all: $(MEMTRACK) $(SHIM) workloads
+all: $(MEMTRACK) $(SHIM) workloads $(OUTPUT)/layers.ok
+
+# util/'s folders include one another one way: a back edge fails the build
+$(OUTPUT)/layers.ok: scripts/check-layers.sh $(wildcard util/*.[ch] util/*/*.[ch]) | $(OUTPUT)/util
+	$(call msg,CHECK,layers of util/)
+	$(Q)scripts/check-layers.sh && touch $@
 
 # the comment block at the top, without its '#'s
 help:
@@ -106,11 +113,11 @@ $(MEMTRACK): $(CMD_OBJS) $(UTIL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
-$(OUTPUT)/%.o: %.c | $(OUTPUT)/util $(OUTPUT)/tests/unit
+$(OUTPUT)/%.o: %.c | $(addprefix $(OUTPUT)/,$(UTIL_DIRS)) $(OUTPUT)/tests/unit
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(OUTPUT)/util $(OUTPUT)/bpf $(OUTPUT)/tests/unit $(OUTPUT)/preload:
+$(addprefix $(OUTPUT)/,$(UTIL_DIRS)) $(OUTPUT)/bpf $(OUTPUT)/tests/unit $(OUTPUT)/preload:
 	$(Q)mkdir -p $@
 
 # where track looks for the shim after its own directory: compiled in, and
@@ -120,15 +127,15 @@ $(OUTPUT)/builtin-track.o: $(OUTPUT)/MEMTRACK-LIBDIR
 $(OUTPUT)/MEMTRACK-LIBDIR: FORCE | $(OUTPUT)/util
 	$(Q)echo '$(memtracklibdir)' | cmp -s - $@ || echo '$(memtracklibdir)' > $@
 # report --pprof: pprof's profile.proto in C, by protoc-c
-$(OUTPUT)/util/profile.pb-c.c $(OUTPUT)/util/profile.pb-c.h: util/profile.proto | $(OUTPUT)/util
+$(OUTPUT)/util/report/profile.pb-c.c $(OUTPUT)/util/report/profile.pb-c.h: util/report/profile.proto | $(OUTPUT)/util/report
 	$(call msg,PROTOC,$@)
-	$(Q)protoc-c --proto_path=util --c_out=$(OUTPUT)/util $<
-$(OUTPUT)/util/profile.pb-c.o: $(OUTPUT)/util/profile.pb-c.c
+	$(Q)protoc-c --proto_path=util/report --c_out=$(OUTPUT)/util/report $<
+$(OUTPUT)/util/report/profile.pb-c.o: $(OUTPUT)/util/report/profile.pb-c.c
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CFLAGS) -I$(OUTPUT)/util $(DEPFLAGS) -c -o $@ $<
-$(OUTPUT)/util/report-pprof.o: $(OUTPUT)/util/profile.pb-c.h
+	$(Q)$(CC) $(CFLAGS) -I$(OUTPUT)/util/report $(DEPFLAGS) -c -o $@ $<
+$(OUTPUT)/util/report/report-pprof.o: $(OUTPUT)/util/report/profile.pb-c.h
 # report --html: the page and its script are built into the binary
-$(OUTPUT)/util/report-html.o: util/report-html.html util/report-html.js
+$(OUTPUT)/util/report/report-html.o: util/report/report-html.html util/report/report-html.js
 
 # the preload shim: loaded into traced processes, so nothing it exports but
 # the functions it interposes, no library but libc, unwind tables that C++
@@ -261,7 +268,7 @@ $(OUTPUT)/bench/floor.skel.h: $(OUTPUT)/bench/floor.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
 
-FLOOR_OBJS := $(addprefix $(OUTPUT)/util/,elf-syms.o util.o uprobe-multi.o)
+FLOOR_OBJS := $(addprefix $(OUTPUT)/util/,symbol/elf-syms.o util.o probe/uprobe-multi.o)
 $(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h $(FLOOR_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(FLOOR_OBJS) -lbpf -lelf

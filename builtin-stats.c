@@ -18,9 +18,9 @@
 #include "util/json-schema.h"
 #include "util/parse-options.h"
 #include "util/quote.h"
-#include "util/stats-derive.h"
-#include "util/stats-plot.h"
-#include "util/stats-read.h"
+#include "util/stats/stats-derive.h"
+#include "util/stats/stats-plot.h"
+#include "util/stats/stats-read.h"
 #include "util/usage.h"
 
 #define MB	1e6

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/encoder.h"
+#include "util/track/encoder.h"
 #include "util/util.h"
 
 struct totals {

@@ -41,8 +41,8 @@
 #include <unistd.h>
 
 #include "bench/floor.skel.h"
-#include "util/elf-syms.h"
-#include "util/uprobe-multi.h"
+#include "util/symbol/elf-syms.h"
+#include "util/probe/uprobe-multi.h"
 #include "util/util.h"
 
 #define MAX_FUNCS			16

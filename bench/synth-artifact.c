@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "util/encoder.h"
+#include "util/track/encoder.h"
 #include "util/util.h"
 
 #define CHILDREN	16

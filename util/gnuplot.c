@@ -9,12 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gnuplot.h"
-#include "out-file.h"
-#include "quote.h"
-#include "spawn.h"
-#include "usage.h"
-#include "util.h"
+#include "util/gnuplot.h"
+#include "util/out-file.h"
+#include "util/quote.h"
+#include "util/spawn.h"
+#include "util/usage.h"
+#include "util/util.h"
 
 #define MAX_PNG		(512ULL << 20)
 #define PNG_MAGIC	"\x89PNG\r\n\x1a\n"

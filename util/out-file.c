@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "out-file.h"
-#include "spawn.h"
-#include "usage.h"
-#include "util.h"
+#include "util/out-file.h"
+#include "util/spawn.h"
+#include "util/usage.h"
+#include "util/util.h"
 
 #define MAX_LINKS	40	/* as the kernel's path walk */
 

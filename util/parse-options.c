@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse-options.h"
-#include "usage.h"
-#include "util.h"
+#include "util/parse-options.h"
+#include "util/usage.h"
+#include "util/util.h"
 
 #define USAGE_OPTS_WIDTH 24
 #define USAGE_GAP 2

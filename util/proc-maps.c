@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc-maps.h"
+#include "util/proc-maps.h"
 
 #define DELETED " (deleted)"
 

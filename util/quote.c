@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quote.h"
+#include "util/quote.h"
 
 /*
  * The length of the UTF-8 sequence at s (1 to 4) with its code point in

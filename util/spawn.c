@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "spawn.h"
-#include "util.h"
+#include "util/spawn.h"
+#include "util/util.h"
 
 #define EXIT_NOT_FOUND		127
 #define EXIT_NOT_EXECUTABLE	126

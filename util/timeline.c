@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "timeline.h"
+#include "util/timeline.h"
 
 void timeline__init(struct timeline *tl, uint64_t width,
 			  size_t max_bins)

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "u64-map.h"
-#include "util.h"
+#include "util/u64-map.h"
+#include "util/util.h"
 
 #define MIN_CAP		64
 

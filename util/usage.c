@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quote.h"
-#include "usage.h"
+#include "util/quote.h"
+#include "util/usage.h"
 
 int verbose;
 

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "util/util.h"
 
 uint64_t now_ns(void)
 {

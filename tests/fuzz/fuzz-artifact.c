@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "util/artifact.h"
-#include "util/report-summary.h"
-#include "util/report-timeline.h"
+#include "util/artifact/artifact.h"
+#include "util/report/report-summary.h"
+#include "util/report/report-timeline.h"
 
 static int memfd = -1;
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "util/ring.h"
+#include "util/track/ring.h"
 
 #define FAKE_RING_SIZE	4096
 

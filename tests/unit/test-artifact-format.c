@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 #include "cJSON.h"
-#include "util/artifact.h"
-#include "util/proc-table.h"
+#include "util/artifact/artifact.h"
+#include "util/probe/proc-table.h"
 #include "test-artifact.h"
 
 /* every value below 2^53: the dump's JSON is read back as doubles */

@@ -10,7 +10,7 @@
  */
 #include <zstd.h>
 
-#include "util/artifact.h"
+#include "util/artifact/artifact.h"
 #include "util/util.h"
 #include "test-artifact.h"
 

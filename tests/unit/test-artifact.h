@@ -17,7 +17,7 @@
 #include <zstd.h>
 
 #include "check.h"
-#include "util/encoder.h"
+#include "util/track/encoder.h"
 #include "util/util.h"
 
 /* a directory of its own under $TMPDIR, removed by test_tmpdir_remove() */

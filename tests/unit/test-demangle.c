@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/demangle.h"
+#include "util/symbol/demangle.h"
 #include "util/proc-maps.h"
 
 static void check_display(const char *raw, bool demangle, const char *want)

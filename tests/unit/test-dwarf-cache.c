@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/dwarf-cache.h"
+#include "util/symbol/dwarf-cache.h"
 
 static const unsigned char id[] = { 0xde, 0xad, 0xbe, 0xef, 0x01 };
 #define ID_HEX	"deadbeef01"

@@ -7,7 +7,7 @@
 #include <msgpack.h>
 #include <stdlib.h>
 
-#include "util/encoder.h"
+#include "util/track/encoder.h"
 #include "util/util.h"
 #include "check.h"
 

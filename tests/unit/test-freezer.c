@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "check.h"
-#include "util/freezer.h"
+#include "util/probe/freezer.h"
 
 struct mount_case {
 	const char *line;

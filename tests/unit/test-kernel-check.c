@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "util/kernel-check.h"
+#include "util/probe/kernel-check.h"
 #include "test-artifact.h"
 
 static void test_release(void)

@@ -21,7 +21,7 @@ int main(void)
 #include <bpf/btf.h>
 #include <linux/btf.h>
 
-#include "util/bpf_kernel_offsets.h"
+#include "util/probe/bpf_kernel_offsets.h"
 
 /* what libbpf built, as the raw bytes the kernel hands out */
 static int resolve(const struct btf *btf, struct mt_kernel_offsets *ko)

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/merge.h"
+#include "util/track/merge.h"
 #include "util/util.h"
 
 #define RING_SIZE	(64U << 10)

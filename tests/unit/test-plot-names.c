@@ -15,9 +15,9 @@
 
 #include "check.h"
 #include "test-artifact.h"
-#include "util/report-timeline.h"
-#include "util/stats-plot.h"
-#include "util/stats-read.h"
+#include "util/report/report-timeline.h"
+#include "util/stats/stats-plot.h"
+#include "util/stats/stats-read.h"
 
 #define T0	1000000000ULL
 

@@ -27,8 +27,8 @@
 #include "cJSON.h"
 #include "check.h"
 #include "fake-ring.h"
-#include "util/pipeline-stats.h"
-#include "util/poller.h"
+#include "util/track/pipeline-stats.h"
+#include "util/track/poller.h"
 
 /* ---- pressure_stopped, as an array ------------------------------------- */
 

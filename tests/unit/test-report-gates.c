@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "util/report-gates.h"
+#include "util/report/report-gates.h"
 #include "check.h"
 
 static struct report_gate parsed(const char *expr)

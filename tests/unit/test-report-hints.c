@@ -5,8 +5,8 @@
  */
 #include <stdlib.h>
 
-#include "util/report-hints.h"
-#include "util/report-sites.h"
+#include "util/report/report-hints.h"
+#include "util/report/report-sites.h"
 #include "check.h"
 
 static void test_names(void)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/report-html.h"
+#include "util/report/report-html.h"
 #include "check.h"
 
 extern const char report_html_page[], report_html_script[];

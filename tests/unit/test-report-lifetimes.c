@@ -7,10 +7,10 @@
  */
 #include <signal.h>
 
-#include "util/artifact.h"
-#include "util/report-sites.h"
-#include "util/report-summary.h"
-#include "util/report-timeline.h"
+#include "util/artifact/artifact.h"
+#include "util/report/report-sites.h"
+#include "util/report/report-summary.h"
+#include "util/report/report-timeline.h"
 #include "test-artifact.h"
 
 #define MS	1000000ULL

@@ -12,9 +12,9 @@
  * stacks.msgpack, stacks-base.msgpack, stacks-truncated.msgpack,
  * attached.msgpack, nostacks.msgpack, temporary.msgpack.
  */
-#include "util/artifact.h"
-#include "util/report-sites.h"
-#include "util/report-summary.h"
+#include "util/artifact/artifact.h"
+#include "util/report/report-sites.h"
+#include "util/report/report-summary.h"
 #include "test-artifact.h"
 
 #define APP	"/usr/bin/app"

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "util/report-suppress.h"
+#include "util/report/report-suppress.h"
 #include "check.h"
 
 #define LIBSTDCXX	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30"

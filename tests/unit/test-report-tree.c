@@ -4,7 +4,7 @@
  * each node the sum of the sites below it for every cost type and side,
  * and which nodes are worth drawing.
  */
-#include "util/report-tree.h"
+#include "util/report/report-tree.h"
 #include "check.h"
 
 static struct report_frame frame(const char *name)

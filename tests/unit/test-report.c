@@ -11,9 +11,9 @@
  * events), truncated.msgpack (cut inside the trailer), killed.msgpack (cut
  * before it), garbage.msgpack, empty.msgpack (0 bytes), run.jsonl.
  */
-#include "util/artifact.h"
-#include "util/report-summary.h"
-#include "util/report-timeline.h"
+#include "util/artifact/artifact.h"
+#include "util/report/report-summary.h"
+#include "util/report/report-timeline.h"
 #include "test-artifact.h"
 
 #define SEC	1000000000ULL

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/shim-host.h"
+#include "util/track/shim-host.h"
 #include "util/util.h"
 
 #define RING_SIZE	(64U << 10)

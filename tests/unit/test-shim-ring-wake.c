@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/shim-ring.h"
+#include "util/track/shim-ring.h"
 
 #define RING_SIZE	(64U << 10)
 #define WAIT_START	123456789ULL

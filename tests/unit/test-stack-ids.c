@@ -22,9 +22,9 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "util/resolver.h"
-#include "util/stack-ids.h"
-#include "util/symbolize.h"
+#include "util/track/resolver.h"
+#include "util/track/stack-ids.h"
+#include "util/symbol/symbolize.h"
 
 #define NO_PID	0x7ffffff0	/* above any pid_max */
 #define ID(n)	(STACK_IDS_FIRST + (n) - 1)	/* the n-th distinct stack's id */

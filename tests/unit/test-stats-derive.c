@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "util/stats-derive.h"
-#include "util/stats-read.h"
+#include "util/stats/stats-derive.h"
+#include "util/stats/stats-read.h"
 
 /* equal to 1e-9 relative; NaN equals NaN */
 #define MS	1000000ULL

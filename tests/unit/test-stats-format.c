@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/pipeline-stats.h"
-#include "util/stats-derive.h"
-#include "util/stats-read.h"
+#include "util/track/pipeline-stats.h"
+#include "util/stats/stats-derive.h"
+#include "util/stats/stats-read.h"
 #include "util/util.h"
 
 #define UNKNOWN		UINT64_MAX	/* a clock or RSS value: non-zero */

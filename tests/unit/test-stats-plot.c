@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/stats-plot.h"
-#include "util/stats-read.h"
+#include "util/stats/stats-plot.h"
+#include "util/stats/stats-read.h"
 
 #define CHECK_HAS(text, needle) do {					\
 	if (!strstr((text), (needle))) {				\

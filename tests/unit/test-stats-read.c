@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/stats-read.h"
+#include "util/stats/stats-read.h"
 
 #define CHECK_SAID(needle) do {						\
 	if (!strstr(said, (needle))) {					\

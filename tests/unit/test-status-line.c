@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The live status line of track: its words, numbers, plurals and width. */
-#include "util/status-line.h"
+#include "util/track/status-line.h"
 #include "check.h"
 
 static void test_format(void)

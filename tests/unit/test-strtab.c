@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "util/strtab.h"
+#include "util/report/strtab.h"
 #include "check.h"
 
 #define NR	20000

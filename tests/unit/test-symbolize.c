@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "util/symbolize.h"
+#include "util/symbol/symbolize.h"
 #include "util/util.h"
 
 static char tmpdir[512];

@@ -10,7 +10,7 @@
  * free, two threads of one process, two processes.
  */
 #include "check.h"
-#include "util/report-summary.h"
+#include "util/report/report-summary.h"
 #include "util/util.h"
 
 #define S1	11	/* call stack ids */

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "util/resolver.h"
-#include "util/stack-ids.h"
-#include "util/symbolize.h"
-#include "util/unwind.h"
+#include "util/track/resolver.h"
+#include "util/track/stack-ids.h"
+#include "util/symbol/symbolize.h"
+#include "util/symbol/unwind.h"
 
 #define SP	0x7ffd0000ULL
 #define ENTRY	0x401000ULL	/* the probed allocator */

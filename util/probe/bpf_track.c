@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "bpf/memtrack.h"	/* before the skeleton: its rodata holds our types */
+#include "bpf/memtrack.skel.h"
+#include "util/probe/bpf_kernel_offsets.h"
+#include "util/probe/bpf_track.h"
+#include "util/probe/bpf_probes.h"
+#include "util/probe/link-closer.h"
+#include "util/probe/pressure.h"
+#include "util/proc-maps.h"
+#include "util/probe/uprobe-multi.h"
+#include "util/usage.h"
+#include "util/util.h"
+
+/* a process that has an allocator file's probes */
+struct pid_link {
+	pid_t pid;
+	struct mt_file_id file;
+	int fds[2];
+};
+
+struct bpf_track {
+	struct memtrack_bpf *skel;
+	struct probe_files files;	/* every file of code looked at, and its probes */
+	struct pid_link *plinks;
+	size_t nplinks, plinks_cap;
+	struct link_closer *closer;
+	struct mt_file_id shim;		/* the preload shim: never probed */
+	unsigned int probe_failures;
+	int last_probe_error;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && verbose < 2)
+		return 0;
+	if (level != LIBBPF_DEBUG && verbose < 1)
+		return 0;	/* our own message says what failed */
+	return vfprintf(stderr, fmt, ap);
+}
+
+int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
+{
+	struct bpf_track *t = calloc(1, sizeof(*t));
+	struct memtrack_bpf *skel;
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	libbpf_set_print(libbpf_print);
+	skel = memtrack_bpf__open();
+	if (!skel) {
+		err = -errno;
+		goto fail;
+	}
+	t->skel = skel;
+	err = kernel_offsets__read((struct mt_kernel_offsets *)&skel->rodata->koff);
+	if (err)
+		goto fail;
+	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
+	bpf_map__set_max_entries(skel->maps.stacks, opts->ring_size[MT_RING_STACKS]);
+	/* a raw copy's scratch per CPU, allocated whole at load: only with dwarf */
+	bpf_map__set_max_entries(skel->maps.raw_scratch,
+				 opts->call_graph == MT_CALL_GRAPH_DWARF ?
+				 libbpf_num_possible_cpus() : 1);
+	/*
+	 * only fp dedupes stacks in BPF, only dwarf copies them to where they
+	 * end: a map's buckets are allocated at load, 2.5 ms for 64K of them
+	 */
+	if (opts->call_graph != MT_CALL_GRAPH_FP)
+		bpf_map__set_max_entries(skel->maps.stack_ids, 1);
+	if (opts->call_graph != MT_CALL_GRAPH_DWARF)
+		bpf_map__set_max_entries(skel->maps.stack_ends, 1);
+	skel->rodata->events_watermark =
+		opts->ring_size[MT_RING_EVENTS] * opts->watermark_pct / 100;
+	skel->rodata->stacks_watermark =
+		opts->ring_size[MT_RING_STACKS] * opts->watermark_pct / 100;
+	skel->rodata->events_freeze_mark = opts->freeze_mark[MT_RING_EVENTS];
+	skel->rodata->stacks_freeze_mark = opts->freeze_mark[MT_RING_STACKS];
+	skel->rodata->call_graph = opts->call_graph;
+	if (opts->stack_copy_size)
+		skel->rodata->stack_copy_size = opts->stack_copy_size;
+	skel->rodata->discover_allocators = true;
+	skel->rodata->decide_at_exec = opts->decide_at_exec;
+	skel->rodata->shim_file = opts->shim_file;
+	t->shim = opts->shim_file;
+	t->closer = link_closer__new();
+	if (!t->closer) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
+					      UPROBE_MULTI_ATTACH_TYPE);
+	bpf_program__set_expected_attach_type(skel->progs.alloc_exit,
+					      UPROBE_MULTI_ATTACH_TYPE);
+	bpf_program__set_autoattach(skel->progs.alloc_enter, false);
+	bpf_program__set_autoattach(skel->progs.alloc_exit, false);
+
+	err = memtrack_bpf__load(skel);
+	if (err)
+		goto fail;
+	err = memtrack_bpf__attach(skel);
+	if (err)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	bpf_track__close(t);
+	return err < 0 ? err : -EINVAL;
+}
+
+/* the kernel's dev_t, as BPF reads it from a superblock */
+static __u64 kernel_dev(unsigned int maj, unsigned int min)
+{
+	return ((__u64)maj << 20) | min;
+}
+
+static bool same_file(const struct mt_file_id *a, const struct mt_file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* BPF stops a process that maps a file not looked at yet */
+static int tell_bpf_kind(struct bpf_track *t, const struct probe_file *f)
+{
+	__u8 kind = f->kind;
+
+	if (bpf_map__update_elem(t->skel->maps.inspected, &f->id, sizeof(f->id), &kind,
+				 sizeof(kind), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static struct pid_link *find_link(struct bpf_track *t, pid_t pid, const struct mt_file_id *id)
+{
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++)
+		if (t->plinks[i].pid == pid && same_file(&t->plinks[i].file, id))
+			return &t->plinks[i];
+	return NULL;
+}
+
+/* BPF's view of pid's links: which files, and that it has some (its forks need theirs) */
+static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_id *id)
+{
+	struct mt_pid_file key = { .tgid = pid, .dev = id->dev, .ino = id->ino };
+	__u32 tgid = pid;
+	__u8 one = 1, mode;
+
+	if (bpf_map__update_elem(t->skel->maps.pid_files, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	if (bpf_map__lookup_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode,
+				 sizeof(mode), 0))
+		return 0;
+	mode |= MT_MODE_LINKED;
+	bpf_map__update_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode, sizeof(mode),
+			     BPF_ANY);
+	return 0;
+}
+
+static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
+		     const char *path, const char *name)
+{
+	struct pid_link *l;
+	int err;
+
+	if (find_link(t, pid, &f->id))
+		return 0;
+	if (grow_array((void **)&t->plinks, &t->plinks_cap, t->nplinks + 1, sizeof(*t->plinks)))
+		return -ENOMEM;
+	l = &t->plinks[t->nplinks];
+	err = probe_file__link(f, bpf_program__fd(t->skel->progs.alloc_enter),
+			       bpf_program__fd(t->skel->progs.alloc_exit), path, pid, l->fds);
+	if (err)
+		return err;
+	l->pid = pid;
+	l->file = f->id;
+	t->nplinks++;
+	pr_debug("probed %u allocator functions of %s in pid %d\n", f->nentry, name, pid);
+	return tell_bpf_linked(t, pid, &f->id);
+}
+
+static void probe_failed(struct bpf_track *t, const char *file, int err)
+{
+	t->probe_failures++;
+	t->last_probe_error = err;
+	warning("cannot probe the allocator functions of '%s': %s%s", file,
+		strerror(-err), err == -EINVAL ?
+		" (another tool's uprobe there with a reference counter? see dmesg)" : "");
+}
+
+static void note_code(struct code_scan *scan, const struct probe_file *f,
+		      const struct mt_file_id *shim)
+{
+	if (f->kind == MT_FILE_FOREIGN_ALLOCATOR)
+		scan->foreign = true;
+	else if (f->kind == MT_FILE_ALLOCATOR)
+		scan->allocator = true;
+	if (same_file(&f->id, shim))
+		scan->shim = true;
+}
+
+/* the file of a mapping: looked at once, probed in pid if asked for */
+static int inspect_mapping(struct bpf_track *t, pid_t pid, const struct proc_map *m,
+			   enum link_want want, struct code_scan *scan)
+{
+	struct mt_file_id id = { kernel_dev(m->dev_major, m->dev_minor), m->ino };
+	struct probe_file *f = probe_files__find(&t->files, &id);
+	char path[64];
+	int err = 0;
+
+	/* the mapped file itself, wherever (and whatever) its path is now */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	if (!f) {
+		f = probe_files__inspect(&t->files, &id, path, m->path, &err);
+		if (!f)
+			return err;
+		if (same_file(&id, &t->shim))
+			f->kind = MT_FILE_PLAIN;	/* its functions call libc's */
+		if (err)
+			probe_failed(t, m->path, err);
+		err = tell_bpf_kind(t, f);
+	}
+	note_code(scan, f, &t->shim);
+	if (err || f->kind == MT_FILE_PLAIN || want == LINK_NONE ||
+	    (want == LINK_FOREIGN && f->kind != MT_FILE_FOREIGN_ALLOCATOR))
+		return err;
+	err = link_file(t, pid, f, path, m->path);
+	if (err && err != -ENOMEM && err != -ESRCH && err != -ENOENT)
+		probe_failed(t, m->path, err);
+	return err == -ENOMEM ? err : 0;
+}
+
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan)
+{
+	struct code_scan ignored;
+	struct proc_maps maps;
+	struct proc_map m;
+	int err;
+
+	if (!scan)
+		scan = &ignored;
+	memset(scan, 0, sizeof(*scan));
+	err = proc_maps__open(&maps, pid);
+	if (err)
+		return err == -ESRCH ? -ENOENT : err;
+	while ((err = proc_maps__next(&maps, &m)) > 0) {
+		if (!proc_map__exec(&m) || !m.ino || m.path[0] != '/')
+			continue;
+		err = inspect_mapping(t, pid, &m, want, scan);
+		if (err == -ENOMEM)
+			break;
+	}
+	proc_maps__close(&maps);
+	return err == -ENOMEM ? err : 0;	/* a process gone meanwhile: what was read */
+}
+
+/* pid's links go, to a thread that closes them: each close takes milliseconds */
+void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < t->nplinks; i++) {
+		struct pid_link *l = &t->plinks[i];
+		struct mt_pid_file key = { .tgid = pid, .dev = l->file.dev, .ino = l->file.ino };
+
+		if (l->pid != pid) {
+			t->plinks[kept++] = *l;
+			continue;
+		}
+		bpf_map__delete_elem(t->skel->maps.pid_files, &key, sizeof(key), 0);
+		link_closer__close(t->closer, l->fds[0]);
+		link_closer__close(t->closer, l->fds[1]);
+	}
+	t->nplinks = kept;
+}
+
+int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
+{
+	return pressure__resume_attached(bpf_track__pressure_fd(t), pid);
+}
+
+unsigned int bpf_track__probe_failures(struct bpf_track *t)
+{
+	return t->probe_failures;
+}
+
+static int find_libc(struct dl_phdr_info *info, size_t size __maybe_unused, void *data)
+{
+	const char *name = info->dlpi_name, *base = strrchr(name, '/');
+
+	if (base && !strncmp(base + 1, "libc.so", 7)) {
+		*(const char **)data = name;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The libc memtrack itself maps is the one its commands will map: look at
+ * memtrack's own mappings, with the (device, inode) that BPF sees (stat()'s
+ * differs on overlayfs and btrfs).
+ */
+int bpf_track__attach_libc(struct bpf_track *t, const char **path)
+{
+	static char resolved[PATH_MAX];
+	const char *name = NULL;
+	unsigned int failures = t->probe_failures;
+	struct code_scan scan;
+	int err;
+
+	dl_iterate_phdr(find_libc, &name);
+	*path = name && realpath(name, resolved) ? resolved : NULL;
+	err = bpf_track__inspect_process(t, getpid(), LINK_NONE, &scan);
+	if (err)
+		return err;
+	if (t->probe_failures > failures)
+		return t->last_probe_error;
+	return scan.allocator ? 0 : -ENOENT;
+}
+
+/* probes libc in memtrack itself (not tracked: they make no event), to see that it works */
+int bpf_track__check_probes(struct bpf_track *t)
+{
+	unsigned int failures = t->probe_failures;
+	int err = bpf_track__inspect_process(t, getpid(), LINK_ALL, NULL);
+
+	if (!err && t->probe_failures > failures)
+		err = t->last_probe_error;
+	if (!err && !t->nplinks)
+		err = -ENOENT;
+	bpf_track__unlink_process(t, getpid());
+	return err;
+}
+
+static bool value_linked(struct bpf_track *t, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++)
+		if (t->plinks[i].pid == pid)
+			return true;
+	return false;
+}
+
+int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
+{
+	__u32 key = pid;
+	__u8 value = mode;
+	int old = bpf_track__mode(t, pid);
+
+	if (old == (int)mode)
+		return 0;	/* and MT_MODE_LINKED stays */
+	/* BPF's probes of libc are no use to the shim; foreign ones serve every mode */
+	if (old == MT_MODE_BPF)
+		bpf_track__unlink_process(t, pid);
+	else if (value_linked(t, pid))
+		value |= MT_MODE_LINKED;
+	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
+				 sizeof(value), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void bpf_track__untrack(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+
+	bpf_track__unlink_process(t, pid);
+	bpf_map__delete_elem(t->skel->maps.tracked, &key, sizeof(key), 0);
+}
+
+unsigned int bpf_track__tracked(struct bpf_track *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tracked);
+	__u32 key, next;
+	unsigned int n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+int bpf_track__mode(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 value;
+
+	if (bpf_map__lookup_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
+				 sizeof(value), 0))
+		return 0;
+	return value & ~MT_MODE_LINKED;
+}
+
+int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end)
+{
+	__u64 value = end;
+
+	if (bpf_map__update_elem(t->skel->maps.stack_ends, &tid, sizeof(tid), &value,
+				 sizeof(value), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
+{
+	switch (ring) {
+	case MT_RING_EVENTS:
+		return bpf_map__fd(t->skel->maps.events);
+	case MT_RING_STACKS:
+		return bpf_map__fd(t->skel->maps.stacks);
+	default:
+		return -EINVAL;
+	}
+}
+
+int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (n < max && !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			ids[n++] = info.id;
+	}
+	return n;
+}
+
+int bpf_track__pressure_fd(struct bpf_track *t)
+{
+	return bpf_map__fd(t->skel->maps.pressure_stopped);
+}
+
+const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
+{
+	return (const volatile uint64_t *)&t->skel->bss->pressure_stops;
+}
+
+/* a per-CPU counter's sum over the CPUs */
+static uint64_t percpu_sum(const struct bpf_map *map, __u32 key)
+{
+	int ncpus = libbpf_num_possible_cpus(), i;
+	uint64_t sum = 0;
+	__u64 *vals;
+
+	if (ncpus <= 0)
+		return 0;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(map), &key, vals))
+		for (i = 0; i < ncpus; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+uint64_t bpf_track__their_stop(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u64 when;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.their_stops), &key, &when) ?
+	       0 : when;
+}
+
+uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
+{
+	return percpu_sum(t->skel->maps.drops, ring);
+}
+
+uint64_t bpf_track__probe_runs(struct bpf_track *t, enum mt_probe_id probe)
+{
+	return percpu_sum(t->skel->maps.probe_runs, probe);
+}
+
+void bpf_track__stop_tracing(struct bpf_track *t)
+{
+	__atomic_store_n(&t->skel->bss->tracing_done, 1, __ATOMIC_RELEASE);
+}
+
+void bpf_track__detach(struct bpf_track *t, int guardian_fd)
+{
+	int *fds = NULL, fd;
+	size_t n = 0, cap, i;
+
+	bpf_track__stop_tracing(t);
+	/* the links still to close, and those of the processes that live on */
+	if (t->closer)
+		n = link_closer__stop(t->closer, &fds);
+	cap = n;
+	for (i = 0; i < 2 * t->nplinks; i++) {
+		fd = t->plinks[i / 2].fds[i % 2];
+		if (fd < 0)
+			continue;
+		if (grow_array((void **)&fds, &cap, n + 1, sizeof(*fds))) {
+			close(fd);
+			continue;
+		}
+		fds[n++] = fd;
+	}
+	/* the guardian closes them after memtrack has gone: their release is slow */
+	if (guardian_fd >= 0 && n)
+		pressure__hand_over(guardian_fd, fds, n);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+	t->nplinks = 0;
+	link_closer__delete(t->closer);
+	t->closer = NULL;
+	memtrack_bpf__detach(t->skel);
+}
+
+void bpf_track__close(struct bpf_track *t)
+{
+	if (!t)
+		return;
+	bpf_track__detach(t, -1);
+	memtrack_bpf__destroy(t->skel);
+	probe_files__exit(&t->files);
+	free(t->plinks);
+	free(t);
+}

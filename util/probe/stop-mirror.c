@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/memtrack.h"
+#include "util/probe/stop-mirror.h"
+#include "util/util.h"
+
+/* long enough for a loaded machine to deliver SIGCHLD and the parent to act on it */
+#define WATCH_NS	(500 * NSEC_PER_MSEC)
+/* pollers tick thousands of times a second; a parent's reaction takes longer than this */
+#define SCAN_EVERY_NS	NSEC_PER_MSEC
+
+struct watch {
+	pid_t parent;
+	uint64_t held_at, until;
+};
+
+/* resumed from the events poller (holds) and the pressure releases of every ring */
+struct stop_mirror {
+	pthread_mutex_t lock;
+	self_stop_fn self_stop;
+	void *ctx;
+	struct watch *w;
+	size_t n, cap;
+	uint64_t scanned_at;
+};
+
+struct stop_mirror *stop_mirror__new(self_stop_fn self_stop, void *ctx)
+{
+	struct stop_mirror *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	pthread_mutex_init(&m->lock, NULL);
+	m->self_stop = self_stop;
+	m->ctx = ctx;
+	return m;
+}
+
+void stop_mirror__delete(struct stop_mirror *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_destroy(&m->lock);
+	free(m->w);
+	free(m);
+}
+
+bool proc_state(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* the comm may hold anything: the state follows its last ')' */
+	p = strrchr(buf, ')');
+	return p && sscanf(p + 1, " %c %d", state, ppid) == 2;
+}
+
+void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t held_at, uint64_t now)
+{
+	char state;
+	pid_t parent;
+
+	/* memtrack, the root's parent, mirrors nothing */
+	if (!m || !proc_state(child, &state, &parent) || parent <= 1 || parent == getpid())
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (!grow_array((void **)&m->w, &m->cap, m->n + 1, sizeof(*m->w)))
+		m->w[m->n++] = (struct watch){
+			.parent = parent, .held_at = held_at, .until = now + WATCH_NS,
+		};
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* it stopped itself after its child's hold began */
+static bool mirrored(struct stop_mirror *m, const struct watch *w)
+{
+	uint64_t when = m->self_stop(m->ctx, w->parent);
+	char state;
+	pid_t ppid;
+
+	return (when & MT_THEIR_STOP_SELF) && (when & ~MT_THEIR_STOP_SELF) >= w->held_at &&
+	       proc_state(w->parent, &state, &ppid) && state == 'T';
+}
+
+unsigned int stop_mirror__tick(struct stop_mirror *m, uint64_t now)
+{
+	unsigned int resumed = 0;
+	size_t i, kept = 0;
+
+	if (!m)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	if (!m->n || now - m->scanned_at < SCAN_EVERY_NS) {
+		pthread_mutex_unlock(&m->lock);
+		return 0;
+	}
+	m->scanned_at = now;
+	for (i = 0; i < m->n; i++) {
+		struct watch *w = &m->w[i];
+
+		if (mirrored(m, w)) {
+			kill(w->parent, SIGCONT);
+			resumed++;
+		} else if (now < w->until) {
+			m->w[kept++] = *w;
+		}
+	}
+	m->n = kept;
+	pthread_mutex_unlock(&m->lock);
+	return resumed;
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A file per build id, of lines:
+ *
+ *	memtrack-dwarf-cache 1 <build id, hex>
+ *	<address, hex> <number of frames>
+ *	<line>\t<function>\t<file>		one per frame, "" for none
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/symbol/dwarf-cache.h"
+#include "util/u64-map.h"
+#include "util/util.h"
+
+#define CACHE_MAGIC		"memtrack-dwarf-cache 1 "
+#define MAX_FILE_BYTES		(64U << 20)
+#define MAX_FRAMES		64
+#define MAX_ID			64	/* bytes of build id */
+
+struct cache_entry {
+	uint64_t addr;
+	uint32_t first, n;	/* frames[first .. first + n) */
+};
+
+struct dwarf_cache {
+	int dir;
+	char name[2 * MAX_ID + 1];	/* the build id in hex: the file's name */
+	struct u64_map by_addr;		/* addr -> index in entries + 1 */
+	struct cache_entry *entries;
+	size_t nr, cap, loaded;
+	struct src_frame *frames;
+	size_t nr_frames, frames_cap;
+	char **strs;
+	size_t nr_strs, strs_cap;
+	bool dirty;
+};
+
+static int refuse_dir(int fd, char *why, size_t len, const char *path, const char *what)
+{
+	snprintf(why, len, "%s %s", path, what);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int dwarf_cache__open_dir(char *why, size_t len)
+{
+	const char *path = getenv(DWARF_CACHE_ENV);
+	struct stat st;
+	int fd;
+
+	if (path && !*path)
+		return refuse_dir(-1, why, len, DWARF_CACHE_ENV, "is empty: no cache");
+	if (!path) {
+		if (geteuid())
+			return refuse_dir(-1, why, len, DWARF_CACHE_ROOT_DIR, "is root's");
+		path = DWARF_CACHE_ROOT_DIR;
+	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return refuse_dir(-1, why, len, path, strerror(errno));
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return refuse_dir(-1, why, len, path, strerror(errno));
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return refuse_dir(fd, why, len, path, "may be written by another user");
+	return fd;
+}
+
+static const char *keep_string(struct dwarf_cache *c, const char *s, size_t len)
+{
+	char *copy;
+
+	if (!len || grow_array((void **)&c->strs, &c->strs_cap, c->nr_strs + 1, sizeof(char *)))
+		return NULL;
+	copy = strndup(s, len);
+	if (copy)
+		c->strs[c->nr_strs++] = copy;
+	return copy;
+}
+
+/* a string that can stand in a line of the file */
+static bool plain(const char *s)
+{
+	return !s || !s[strcspn(s, "\t\n\r")];
+}
+
+static int add_entry(struct dwarf_cache *c, uint64_t addr, uint32_t n)
+{
+	struct cache_entry *e;
+	bool added;
+
+	if (grow_array((void **)&c->frames, &c->frames_cap, c->nr_frames + n, sizeof(*c->frames)))
+		return -ENOMEM;
+	e = u64_map__element(&c->by_addr, addr, (void **)&c->entries, &c->nr, &c->cap,
+			     sizeof(*c->entries), &added);
+	if (!e)
+		return -ENOMEM;
+	if (!added)
+		return -EEXIST;
+	*e = (struct cache_entry){ .addr = addr, .first = c->nr_frames, .n = n };
+	return 0;
+}
+
+void dwarf_cache__add(struct dwarf_cache *c, uint64_t addr, const struct src_frame *src, int n)
+{
+	int i;
+
+	if (!c || n < 0 || n > MAX_FRAMES)
+		return;
+	for (i = 0; i < n; i++)
+		if (!plain(src[i].function) || !plain(src[i].file))
+			return;
+	if (add_entry(c, addr, n))
+		return;
+	for (i = 0; i < n; i++) {
+		struct src_frame *f = &c->frames[c->nr_frames++];
+
+		f->function = src[i].function ?
+			      keep_string(c, src[i].function, strlen(src[i].function)) : NULL;
+		f->file = src[i].file ? keep_string(c, src[i].file, strlen(src[i].file)) : NULL;
+		f->line = src[i].line;
+	}
+	c->dirty = true;
+}
+
+bool dwarf_cache__find(const struct dwarf_cache *c, uint64_t addr, struct src_frame *out,
+		       int max, int *n)
+{
+	const uint64_t *i = c ? u64_map__find(&c->by_addr, addr) : NULL;
+	const struct cache_entry *e;
+
+	if (!i)
+		return false;
+	e = &c->entries[*i];
+	*n = (int)e->n < max ? (int)e->n : max;
+	memcpy(out, c->frames + e->first, *n * sizeof(*out));
+	return true;
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+/* the next line of [*p, end) without its '\n'; NULL when none is whole */
+static char *next_line(char **p, char *end, size_t *len)
+{
+	char *line = *p, *nl;
+
+	if (line >= end || !(nl = memchr(line, '\n', end - line)))
+		return NULL;
+	*len = nl - line;
+	*nl = 0;
+	*p = nl + 1;
+	return line;
+}
+
+static bool parse_u64(const char *s, int base, uint64_t max, uint64_t *v)
+{
+	char *e;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &e, base);
+	return !errno && !*e && *v <= max;
+}
+
+/* "<line>\t<function>\t<file>" */
+static bool parse_frame(struct dwarf_cache *c, char *line, size_t len)
+{
+	char *tab1 = memchr(line, '\t', len), *tab2;
+	struct src_frame *f = &c->frames[c->nr_frames];
+	uint64_t lineno;
+
+	if (!tab1 || !(tab2 = memchr(tab1 + 1, '\t', line + len - tab1 - 1)) ||
+	    memchr(tab2 + 1, '\t', line + len - tab2 - 1))
+		return false;
+	*tab1 = 0;
+	if (!parse_u64(line, 10, UINT32_MAX, &lineno))
+		return false;
+	f->line = lineno;
+	f->function = keep_string(c, tab1 + 1, tab2 - tab1 - 1);
+	f->file = keep_string(c, tab2 + 1, line + len - tab2 - 1);
+	if ((tab2 - tab1 > 1 && !f->function) || (line + len - tab2 > 1 && !f->file))
+		return false;
+	c->nr_frames++;
+	return true;
+}
+
+/* "<addr> <n>", then its n frames */
+static bool parse_entry(struct dwarf_cache *c, char *line, char **p, char *end)
+{
+	char *space = strchr(line, ' ');
+	uint64_t addr, n, i;
+	size_t len;
+
+	if (!space)
+		return false;
+	*space = 0;
+	if (!parse_u64(line, 16, UINT64_MAX, &addr) ||
+	    !parse_u64(space + 1, 10, MAX_FRAMES, &n) || add_entry(c, addr, n))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!(line = next_line(p, end, &len)) || !parse_frame(c, line, len))
+			return false;
+	return true;
+}
+
+static void forget(struct dwarf_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_strs; i++)
+		free(c->strs[i]);
+	c->nr_strs = c->nr = c->nr_frames = 0;
+	u64_map__exit(&c->by_addr);
+	u64_map__init(&c->by_addr);
+}
+
+static bool parse(struct dwarf_cache *c, char *buf, size_t size)
+{
+	char *p = buf, *end = buf + size, *line;
+	char header[sizeof(CACHE_MAGIC) + sizeof(c->name)];
+	size_t len;
+
+	snprintf(header, sizeof(header), CACHE_MAGIC "%s", c->name);
+	line = next_line(&p, end, &len);
+	if (!line || strcmp(line, header))
+		return false;
+	while (p < end) {
+		line = next_line(&p, end, &len);
+		if (!line || memchr(line, 0, len) || !parse_entry(c, line, &p, end))
+			return false;
+	}
+	return true;
+}
+
+static void load(struct dwarf_cache *c)
+{
+	int fd = openat(c->dir, c->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	ssize_t got = 0, n;
+	char *buf;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_size <= 0 || st.st_size > MAX_FILE_BYTES || !(buf = malloc(st.st_size))) {
+		close(fd);
+		return;
+	}
+	while (got < st.st_size && ((n = read(fd, buf + got, st.st_size - got)) > 0 ||
+				    (n < 0 && errno == EINTR)))
+		got += n > 0 ? n : 0;
+	close(fd);
+	if (got == st.st_size && parse(c, buf, got))
+		c->loaded = c->nr;
+	else
+		forget(c);
+	free(buf);
+}
+
+struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t len)
+{
+	struct dwarf_cache *c;
+	size_t i;
+
+	if (dir < 0 || !len || len > MAX_ID)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->dir = dir;
+	u64_map__init(&c->by_addr);
+	for (i = 0; i < len; i++)
+		snprintf(c->name + 2 * i, 3, "%02x", id[i]);
+	load(c);
+	return c;
+}
+
+size_t dwarf_cache__loaded(const struct dwarf_cache *c)
+{
+	return c ? c->loaded : 0;
+}
+
+static void write_entries(const struct dwarf_cache *c, FILE *f)
+{
+	size_t i;
+	uint32_t k;
+
+	fprintf(f, CACHE_MAGIC "%s\n", c->name);
+	for (i = 0; i < c->nr; i++) {
+		const struct cache_entry *e = &c->entries[i];
+
+		fprintf(f, "%" PRIx64 " %u\n", e->addr, e->n);
+		for (k = 0; k < e->n; k++) {
+			const struct src_frame *fr = &c->frames[e->first + k];
+
+			fprintf(f, "%u\t%s\t%s\n", fr->line, fr->function ? fr->function : "",
+				fr->file ? fr->file : "");
+		}
+	}
+}
+
+/* a file of our own, then renamed over the old one: a reader sees either whole */
+static void save(const struct dwarf_cache *c)
+{
+	char tmp[sizeof(c->name) + 32];
+	FILE *f;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", c->name, (int)getpid());
+	fd = openat(c->dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlinkat(c->dir, tmp, 0);
+		return;
+	}
+	write_entries(c, f);
+	if (ferror(f) | fclose(f) || renameat(c->dir, tmp, c->dir, c->name))
+		unlinkat(c->dir, tmp, 0);
+}
+
+void dwarf_cache__close(struct dwarf_cache *c)
+{
+	if (!c)
+		return;
+	if (c->dirty)
+		save(c);
+	forget(c);
+	u64_map__exit(&c->by_addr);
+	free(c->entries);
+	free(c->frames);
+	free(c->strs);
+	free(c);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_DWARF_CACHE_H
+#define MEMTRACK_DWARF_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/symbol/dwarf-lines.h"
+
+/*
+ * The source frames of a module's addresses (dwarf_lines__find()'s
+ * answers), kept from run to run in a file per build id.  Distributions
+ * compress the DWARF of their debug files, and libdw inflates all of it at
+ * open: 160 ms of CPU for libc6-dbg here, to answer the few hundred
+ * addresses that every run asks again.
+ *
+ * The files are memtrack's own, in a directory only its user may write;
+ * they are read as untrusted all the same: one that breaks a rule is
+ * ignored whole, and written anew.
+ */
+struct dwarf_cache;
+
+#define DWARF_CACHE_ENV		"MEMTRACK_CACHE_DIR"
+#define DWARF_CACHE_ROOT_DIR	"/var/cache/memtrack"
+
+/*
+ * The directory of the cache files, created if need be: $MEMTRACK_CACHE_DIR
+ * ("" turns the cache off), else for root /var/cache/memtrack.  Its fd, or
+ * -1 with why (a directory another user could write to is not used).
+ */
+int dwarf_cache__open_dir(char *why, size_t len);
+
+/* the answers kept for build id id in dir, else none yet; NULL without memory */
+struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t len);
+
+/*
+ * The frames kept for addr, innermost first: true with their number in *n
+ * (at most max, 0 when no unit covers addr); false when addr is not kept.
+ * The strings live as long as the cache.
+ */
+bool dwarf_cache__find(const struct dwarf_cache *c, uint64_t addr, struct src_frame *out,
+		       int max, int *n);
+
+/* keeps the n frames of addr (all there are), copied */
+void dwarf_cache__add(struct dwarf_cache *c, uint64_t addr, const struct src_frame *src, int n);
+
+/* how many addresses the file held when opened (0: none, or it was refused) */
+size_t dwarf_cache__loaded(const struct dwarf_cache *c);
+
+/* writes the file anew if addresses were added, then frees the cache */
+void dwarf_cache__close(struct dwarf_cache *c);
+
+#endif

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/track/encoder.h"
+#include "util/track/resolver.h"
+#include "util/util.h"
+
+#define QUEUE_SLOTS	1024
+#define BATCH_MAX	256
+
+struct frame_entry {
+	struct sym_frame f;
+	uint64_t ip;		/* the first address seen for it */
+	uint64_t id;		/* 0: empty slot */
+};
+
+struct stack_entry {
+	uint64_t id;
+	int32_t pid;
+	uint32_t nr;
+	size_t first;		/* index of its first frame id in frame_ids */
+};
+
+struct resolver {
+	struct symbolizer *sym;
+	struct pstats *stats;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t filled, drained;
+
+	struct mt_stack_record *queue;	/* QUEUE_SLOTS ring */
+	unsigned int head, count;
+	bool finishing;
+
+	/* the resolver thread's own, read by resolver__pack() after the join */
+	struct mt_stack_record *deferred;	/* processes not described yet */
+	size_t ndeferred, deferred_cap;
+	struct frame_entry *frames;	/* open addressing, power of two */
+	size_t frames_cap, nframes;
+	struct stack_entry *stacks;
+	size_t nstacks, stacks_cap;
+	uint64_t *frame_ids;
+	size_t nframe_ids, frame_ids_cap;
+};
+
+/*
+ * A function's frame is told by module, symbol and offset; an inlined one
+ * (offset 0) by its file:line too.  The symbolizer's strings live as long
+ * as it does: their addresses are their identity.
+ */
+static uint64_t frame_hash(const struct sym_frame *f)
+{
+	uint64_t h = (uintptr_t)f->module * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (uintptr_t)f->symbol + (h << 6);
+	h ^= f->offset * 0xff51afd7ed558ccdULL;
+	h ^= ((uintptr_t)f->file + f->line + f->inlined) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 31);
+}
+
+static bool same_frame(const struct frame_entry *e, const struct sym_frame *f)
+{
+	return e->f.module == f->module && e->f.symbol == f->symbol &&
+	       e->f.offset == f->offset && e->f.file == f->file && e->f.line == f->line &&
+	       e->f.inlined == f->inlined;
+}
+
+static int rehash_frames(struct resolver *r)
+{
+	size_t cap = r->frames_cap ? 2 * r->frames_cap : 1024, i;
+	struct frame_entry *old = r->frames, *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < r->frames_cap; i++) {
+		size_t j;
+
+		if (!old[i].id)
+			continue;
+		for (j = frame_hash(&old[i].f) & (cap - 1); slots[j].id; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = old[i];
+	}
+	free(old);
+	r->frames = slots;
+	r->frames_cap = cap;
+	return 0;
+}
+
+/* the id of a frame, a new one the first time it is seen */
+static uint64_t frame_id(struct resolver *r, const struct sym_frame *f, uint64_t ip)
+{
+	size_t i;
+
+	if ((r->nframes + 1) * 2 > r->frames_cap && rehash_frames(r))
+		return 0;
+	for (i = frame_hash(f) & (r->frames_cap - 1); r->frames[i].id;
+	     i = (i + 1) & (r->frames_cap - 1))
+		if (same_frame(&r->frames[i], f))
+			return r->frames[i].id;
+	r->frames[i] = (struct frame_entry){ .f = *f, .ip = ip, .id = ++r->nframes };
+	return r->frames[i].id;
+}
+
+/* 0: resolved; -EAGAIN: pid's mappings are not known yet */
+static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, bool last_try)
+{
+	struct sym_frame f[SYM_MAX_FRAMES];
+	struct stack_entry *st;
+	uint32_t i, nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES;
+	size_t first = r->nframe_ids;
+	int n, k;
+
+	if (grow_array((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)))
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		/* every ip is a return address: BPF and the unwinders start at the caller */
+		n = symbolizer__resolve_frames(r->sym, rec->pid, rec->ips[i], true, f,
+					       SYM_MAX_FRAMES);
+		/* the caller's module unknown: the process's exec or fork is not seen yet */
+		if (!i && !last_try && !strcmp(f[0].module, SYM_UNKNOWN)) {
+			r->nframe_ids = first;
+			return -EAGAIN;
+		}
+		if (grow_array((void **)&r->frame_ids, &r->frame_ids_cap, r->nframe_ids + n,
+			       sizeof(*r->frame_ids))) {
+			r->nframe_ids = first;
+			return -ENOMEM;
+		}
+		for (k = 0; k < n; k++)
+			r->frame_ids[r->nframe_ids++] = frame_id(r, &f[k], rec->ips[i]);
+	}
+	st = &r->stacks[r->nstacks++];
+	st->id = rec->id;
+	st->pid = rec->pid;
+	st->nr = r->nframe_ids - first;
+	st->first = first;
+	return 0;
+}
+
+static int defer(struct resolver *r, const struct mt_stack_record *rec)
+{
+	if (grow_array((void **)&r->deferred, &r->deferred_cap, r->ndeferred + 1,
+		 sizeof(*r->deferred)))
+		return -ENOMEM;
+	r->deferred[r->ndeferred++] = *rec;
+	return 0;
+}
+
+/* stacks whose process was not described yet get another chance */
+static void retry_deferred(struct resolver *r, bool last_try)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < r->ndeferred; i++)
+		if (resolve_stack(r, &r->deferred[i], last_try) == -EAGAIN)
+			r->deferred[kept++] = r->deferred[i];
+	r->ndeferred = kept;
+}
+
+static void resolve_batch(struct resolver *r, struct mt_stack_record *batch, unsigned int n)
+{
+	uint64_t t0 = now_ns();
+	unsigned int i;
+
+	retry_deferred(r, false);
+	for (i = 0; i < n; i++)
+		if (resolve_stack(r, &batch[i], false) == -EAGAIN)
+			defer(r, &batch[i]);
+	pstats__resolve(r->stats, t0, now_ns(), n);
+}
+
+static unsigned int take_batch(struct resolver *r, struct mt_stack_record *batch)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->count && !r->finishing)
+		pthread_cond_wait(&r->filled, &r->lock);
+	while (r->count && n < BATCH_MAX) {
+		batch[n++] = r->queue[r->head];
+		r->head = (r->head + 1) % QUEUE_SLOTS;
+		r->count--;
+	}
+	pthread_cond_signal(&r->drained);
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+static void *resolver_main(void *arg)
+{
+	struct resolver *r = arg;
+	struct mt_stack_record *batch = malloc(BATCH_MAX * sizeof(*batch));
+	unsigned int n;
+
+	if (!batch)
+		return NULL;
+	while ((n = take_batch(r, batch)))
+		resolve_batch(r, batch, n);
+	free(batch);
+	return NULL;
+}
+
+struct resolver *resolver__new(struct symbolizer *sym, struct pstats *stats)
+{
+	struct resolver *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->sym = sym;
+	r->stats = stats;
+	r->queue = malloc(QUEUE_SLOTS * sizeof(*r->queue));
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->filled, NULL);
+	pthread_cond_init(&r->drained, NULL);
+	if (!r->queue || rehash_frames(r) ||
+	    pthread_create(&r->thread, NULL, resolver_main, r)) {
+		free(r->queue);
+		free(r->frames);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32_t len)
+{
+	struct mt_stack_record *slot;
+
+	if (len < offsetof(struct mt_stack_record, ips))
+		return -EINVAL;
+	pthread_mutex_lock(&r->lock);
+	while (r->count == QUEUE_SLOTS)
+		pthread_cond_wait(&r->drained, &r->lock);
+	slot = &r->queue[(r->head + r->count) % QUEUE_SLOTS];
+	memcpy(slot, rec, len < sizeof(*slot) ? len : sizeof(*slot));
+	if (slot->nr > (len - offsetof(struct mt_stack_record, ips)) / sizeof(uint64_t))
+		slot->nr = (len - offsetof(struct mt_stack_record, ips)) / sizeof(uint64_t);
+	r->count++;
+	pthread_cond_signal(&r->filled);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+int resolver__finish(struct resolver *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->finishing = true;
+	pthread_cond_signal(&r->filled);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	retry_deferred(r, true);
+	return 0;
+}
+
+static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
+{
+	struct frame_record rec = {
+		.id = f->id, .ip = f->ip, .offset = f->f.offset,
+		.module = f->f.module ? f->f.module : SYM_UNKNOWN,
+		.symbol = f->f.symbol ? f->f.symbol : SYM_UNKNOWN,
+		.file = f->f.file, .line = f->f.line, .inlined = f->f.inlined,
+	};
+
+	pack_frame_record(pk, &rec);
+}
+
+void resolver__pack(struct resolver *r, msgpack_packer *pk)
+{
+	size_t i;
+
+	for (i = 0; i < r->frames_cap; i++)
+		if (r->frames[i].id)
+			pack_frame(pk, &r->frames[i]);
+	for (i = 0; i < r->nstacks; i++) {
+		const struct stack_entry *st = &r->stacks[i];
+
+		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);
+	}
+}
+
+uint64_t resolver__stacks(struct resolver *r)
+{
+	return r->nstacks;
+}
+
+uint64_t resolver__frames(struct resolver *r)
+{
+	return r->nframes;
+}
+
+void resolver__delete(struct resolver *r)
+{
+	if (!r)
+		return;
+	free(r->queue);
+	free(r->deferred);
+	free(r->frames);
+	free(r->stacks);
+	free(r->frame_ids);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->filled);
+	pthread_cond_destroy(&r->drained);
+	free(r);
+}

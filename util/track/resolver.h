@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_RESOLVER_H
+#define MEMTRACK_RESOLVER_H
+
+#include <msgpack.h>
+#include <stdint.h>
+
+#include "bpf/memtrack.h"
+#include "util/track/pipeline-stats.h"
+#include "util/symbol/symbolize.h"
+
+/*
+ * The resolver stage: a thread that takes the stacks BPF sends (once per
+ * distinct stack of a process), turns their instruction pointers into
+ * frames in batches, and keeps the Stack and Frame records for the
+ * artifact's trailer.  Memory grows with distinct stacks and frames only.
+ */
+struct resolver;
+
+struct resolver *resolver__new(struct symbolizer *sym, struct pstats *stats);
+/* copies a stack record in; waits while the queue is full (back-pressure) */
+int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32_t len);
+/* resolves what is queued, and what waited for its process's mappings; joins */
+int resolver__finish(struct resolver *r);
+/* one Frame map per frame, then one Stack map per stack */
+void resolver__pack(struct resolver *r, msgpack_packer *pk);
+uint64_t resolver__stacks(struct resolver *r);
+uint64_t resolver__frames(struct resolver *r);
+void resolver__delete(struct resolver *r);
+
+#endif

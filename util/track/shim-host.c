@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util/track/shim-host.h"
+#include "util/usage.h"
+#include "util/util.h"
+
+enum conn_state { CONN_NONE, CONN_HELLO, CONN_ACCEPTED };
+
+struct conn {
+	enum conn_state state;
+	pid_t pid;
+};
+
+struct shim_host {
+	struct shim_host_ops ops;
+	struct shim_host_opts opts;
+	int listen_fd;
+	int ctl_fd;
+	struct shim_control *ctl;
+	int epoll_fd;
+	struct conn *conns;		/* by fd */
+	size_t conns_cap;
+	char env[sizeof(MEMTRACK_SHIM_ENV) + 1 + SHIM_NAME_MAX];
+	const char *name;
+	struct shim_host_stats st;
+};
+
+static int create_control(struct shim_host *h)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = memfd_create("memtrack-control", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	h->ctl_fd = fd;
+	if (ftruncate(fd, page))
+		return -errno;
+	h->ctl = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h->ctl == MAP_FAILED) {
+		h->ctl = NULL;
+		return -errno;
+	}
+	h->ctl->magic = SHIM_MAGIC;
+	h->ctl->call_graph = h->opts.call_graph;
+	h->ctl->ring_size = h->opts.ring_size;
+	/* the shims may map it, but only to read: our mapping alone writes */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+		  F_SEAL_SEAL))
+		return -errno;
+	return 0;
+}
+
+static int create_socket(struct shim_host *h)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	uint64_t nonce = 0;
+	int len, fd;
+
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		nonce = now_ns();
+	len = snprintf(h->env, sizeof(h->env), "%s=memtrack-%d-%016llx", MEMTRACK_SHIM_ENV,
+		       getpid(), (unsigned long long)nonce);
+	h->name = h->env + sizeof(MEMTRACK_SHIM_ENV);
+	len -= sizeof(MEMTRACK_SHIM_ENV);
+	memcpy(addr.sun_path + 1, h->name, len);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	h->listen_fd = fd;
+	if (bind(fd, (struct sockaddr *)&addr, offsetof(struct sockaddr_un, sun_path) + 1 + len) ||
+	    listen(fd, SOMAXCONN))
+		return -errno;
+	return 0;
+}
+
+int shim_host__new(struct shim_host **out, const struct shim_host_opts *opts,
+		   const struct shim_host_ops *ops)
+{
+	struct shim_host *h = calloc(1, sizeof(*h));
+	int err;
+
+	if (!h)
+		return -ENOMEM;
+	h->ops = *ops;
+	h->opts = *opts;
+	h->listen_fd = h->ctl_fd = h->epoll_fd = -1;
+	err = create_control(h);
+	if (!err)
+		err = create_socket(h);
+	if (err) {
+		shim_host__delete(h);
+		return err;
+	}
+	*out = h;
+	return 0;
+}
+
+void shim_host__delete(struct shim_host *h)
+{
+	size_t fd;
+
+	if (!h)
+		return;
+	for (fd = 0; fd < h->conns_cap; fd++)
+		if (h->conns[fd].state != CONN_NONE)
+			close(fd);
+	if (h->listen_fd >= 0)
+		close(h->listen_fd);
+	if (h->ctl)
+		munmap(h->ctl, sysconf(_SC_PAGESIZE));
+	if (h->ctl_fd >= 0)
+		close(h->ctl_fd);
+	free(h->conns);
+	free(h);
+}
+
+const char *shim_host__env(const struct shim_host *h)
+{
+	return h->env;
+}
+
+static int watch_fd(int epoll_fd, int fd)
+{
+	if (epoll_fd < 0)
+		return 0;	/* flushing: nobody polls any more */
+	return epoll_add_fd(epoll_fd, fd, EPOLLIN);
+}
+
+int shim_host__watch(struct shim_host *h, int epoll_fd)
+{
+	h->epoll_fd = epoll_fd;
+	return watch_fd(epoll_fd, h->listen_fd);
+}
+
+void shim_host__set_asleep(struct shim_host *h, bool asleep)
+{
+	__atomic_store_n(&h->ctl->poller_asleep, asleep, __ATOMIC_SEQ_CST);
+}
+
+static void close_conn(struct shim_host *h, int fd)
+{
+	struct conn *c = &h->conns[fd];
+
+	if (c->state == CONN_ACCEPTED && h->ops.closed)
+		h->ops.closed(h->ops.ctx, c->pid);
+	c->state = CONN_NONE;
+	if (h->epoll_fd >= 0)
+		epoll_ctl(h->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+}
+
+/* room for fd in the table, new entries empty */
+static int grow_conns(struct shim_host *h, int fd)
+{
+	size_t old = h->conns_cap;
+
+	if (grow_array((void **)&h->conns, &h->conns_cap, fd + 1, sizeof(*h->conns)))
+		return -ENOMEM;
+	memset(h->conns + old, 0, (h->conns_cap - old) * sizeof(*h->conns));
+	memset(&h->conns[fd], 0, sizeof(h->conns[fd]));
+	return 0;
+}
+
+static void accept_conns(struct shim_host *h)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0)
+			return;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0 ||
+		    grow_conns(h, fd) || watch_fd(h->epoll_fd, fd)) {
+			close(fd);
+			continue;
+		}
+		h->conns[fd].state = CONN_HELLO;
+		h->conns[fd].pid = cred.pid;
+	}
+}
+
+static int send_reply(struct shim_host *h, int fd, bool accept)
+{
+	char byte = accept ? SHIM_ACCEPT : SHIM_REJECT;
+
+	return send_fds(fd, &byte, 1, &h->ctl_fd, accept, MSG_DONTWAIT) == 1 ? 0 : -1;
+}
+
+/* false: the connection is to be closed */
+static bool on_hello(struct shim_host *h, int fd, const struct shim_hello *m, size_t n)
+{
+	struct conn *c = &h->conns[fd];
+	bool accept;
+
+	if (n != sizeof(*m) || m->magic != SHIM_MAGIC || m->version != SHIM_VERSION ||
+	    c->state != CONN_HELLO)
+		return false;
+	h->st.hellos++;
+	accept = h->ops.decide(h->ops.ctx, c->pid, m->flags);
+	if (send_reply(h, fd, accept) || !accept) {
+		h->st.refused += !accept;
+		return false;
+	}
+	h->st.accepted++;
+	c->state = CONN_ACCEPTED;
+	return true;
+}
+
+static bool on_register(struct shim_host *h, int fd, const struct shim_register *m,
+			size_t n, int ring_fd)
+{
+	struct conn *c = &h->conns[fd];
+	struct shim_ring r;
+
+	/*
+	 * The tid is the process's word (the thread may be gone by now): a
+	 * process can only mislabel its own events.  The pid is the kernel's.
+	 */
+	if (n != sizeof(*m) || ring_fd < 0 || c->state != CONN_ACCEPTED || m->tid <= 0)
+		return false;
+	if (shim_ring__map(&r, ring_fd, m->size, c->pid, m->tid))
+		return false;
+	h->st.rings++;
+	if (!h->ops.ring(h->ops.ctx, c->pid, &r))
+		shim_ring__unmap(&r);
+	return true;
+}
+
+/* the tid and errno are the process's word: they can only misreport its own thread */
+static bool on_no_ring(struct shim_host *h, int fd, const struct shim_no_ring *m, ssize_t n)
+{
+	struct conn *c = &h->conns[fd];
+
+	if (n != sizeof(*m) || c->state != CONN_ACCEPTED)
+		return false;
+	h->st.no_rings++;
+	h->ops.no_ring(h->ops.ctx, c->pid, m->tid, m->err);
+	return true;
+}
+
+/* one message; false: close the connection */
+static bool read_message(struct shim_host *h, int fd, bool *more)
+{
+	union {
+		__u32 msg;
+		struct shim_hello hello;
+		struct shim_register reg;
+		struct shim_no_ring no_ring;
+		char bytes[64];
+	} m;
+	int ring_fd = -1, nfds;
+	ssize_t n = recv_fds(fd, &m, sizeof(m), &ring_fd, 1, &nfds);
+	bool ok;
+
+	*more = n > 0;
+	if (n < 0)
+		return n == -EAGAIN;
+	if (n == 0)
+		return false;
+	/* every message is shorter than the buffer: a full one was cut */
+	if ((size_t)n < sizeof(m.msg) || (size_t)n == sizeof(m))
+		ok = false;
+	else if (m.msg == SHIM_HELLO)
+		ok = ring_fd < 0 && on_hello(h, fd, &m.hello, n);
+	else if (m.msg == SHIM_REGISTER)
+		ok = on_register(h, fd, &m.reg, n, ring_fd);
+	else if (m.msg == SHIM_NO_RING)
+		ok = ring_fd < 0 && on_no_ring(h, fd, &m.no_ring, n);
+	else
+		ok = m.msg == SHIM_KICK && n == sizeof(m.msg);
+	if (ring_fd >= 0)
+		close(ring_fd);
+	return ok;
+}
+
+bool shim_host__handle(struct shim_host *h, int fd, uint32_t events)
+{
+	bool more = true;
+
+	if (fd == h->listen_fd) {
+		accept_conns(h);
+		return true;
+	}
+	if (fd < 0 || (size_t)fd >= h->conns_cap || h->conns[fd].state == CONN_NONE)
+		return false;
+	while (more) {
+		if (!read_message(h, fd, &more)) {
+			h->st.bad += more;
+			close_conn(h, fd);
+			return true;
+		}
+	}
+	if (events & (EPOLLHUP | EPOLLERR))
+		close_conn(h, fd);
+	return true;
+}
+
+void shim_host__flush(struct shim_host *h)
+{
+	size_t fd;
+
+	if (!h)
+		return;
+	h->epoll_fd = -1;	/* the poller's, closed with it */
+	accept_conns(h);
+	for (fd = 0; fd < h->conns_cap; fd++)
+		if (h->conns[fd].state != CONN_NONE)
+			shim_host__handle(h, fd, 0);
+}
+
+void shim_host__drop(struct shim_host *h, pid_t pid)
+{
+	size_t fd;
+
+	for (fd = 0; fd < h->conns_cap; fd++)
+		if (h->conns[fd].state != CONN_NONE && h->conns[fd].pid == pid)
+			close_conn(h, fd);
+}
+
+void shim_host__stats(const struct shim_host *h, struct shim_host_stats *st)
+{
+	*st = h->st;
+}

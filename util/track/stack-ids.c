@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/track/resolver.h"
+#include "util/track/stack-ids.h"
+#include "util/u64-map.h"
+#include "util/util.h"
+
+struct known_end {
+	uint32_t tid;
+	uint64_t end;
+};
+
+struct stack_ids {
+	unwind_rule_fn *rule_of;
+	void *rule_ctx;
+	struct resolver *resolver;
+	void (*end_fn)(void *ctx, uint32_t tid, uint64_t end);
+	void *end_ctx;
+	struct known_end ends[1024];
+
+	pthread_mutex_t known_lock;	/* the stacks poller's and the events poller's */
+	struct u64_map known;	/* (pid, ips) hash -> id */
+
+	pthread_mutex_t lock;
+	pthread_cond_t added;
+	struct u64_map seqs;	/* seq -> id, until taken */
+	bool closed;
+	unsigned int waiters;	/* in stack_ids__take(): a put wakes them, else no syscall */
+	struct stack_ids_stats stats;
+};
+
+static int seq_put(struct stack_ids *t, uint64_t seq, uint64_t id)
+{
+	uint64_t *val;
+
+	pthread_mutex_lock(&t->lock);
+	val = u64_map__get(&t->seqs, seq);
+	if (!val) {
+		/* no room: stop waiting for any seq rather than for this one forever */
+		t->closed = true;
+		pthread_cond_broadcast(&t->added);
+		pthread_mutex_unlock(&t->lock);
+		return -ENOMEM;
+	}
+	*val = id;
+	if (t->waiters)
+		pthread_cond_broadcast(&t->added);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
+{
+	uint64_t id = 0;
+	bool found;
+
+	pthread_mutex_lock(&t->lock);
+	while (!(found = u64_map__take(&t->seqs, seq, &id)) && !t->closed) {
+		t->waiters++;
+		pthread_cond_wait(&t->added, &t->lock);
+		t->waiters--;
+	}
+	if (!found)
+		t->stats.unpublished++;
+	pthread_mutex_unlock(&t->lock);
+	return id;
+}
+
+static uint64_t hash_stack(int32_t pid, const __u64 *ips, unsigned int nr)
+{
+	uint64_t h = (0xcbf29ce484222325ULL ^ (uint32_t)pid) * 0x100000001b3ULL;
+	unsigned int i;
+
+	/* mixed before the first ip, or (pid ^ ips[0]) collides across processes */
+	h ^= h >> 29;
+	for (i = 0; i < nr; i++) {
+		h = (h ^ ips[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+/*
+ * The id of a stack, a new one (sent to the resolver) the first time.  As
+ * in BPF with fp, stacks are told apart by a 64-bit hash of (pid, ips).
+ * Ids start at STACK_IDS_FIRST, above those BPF gives with fp.
+ */
+static uint64_t stack_id(struct stack_ids *t, struct mt_stack_record *st)
+{
+	uint64_t hash = hash_stack(st->pid, st->ips, st->nr), *known, id = 0;
+
+	pthread_mutex_lock(&t->known_lock);
+	/* the room first: once the resolver has the stack, the id must be kept */
+	if (u64_map__reserve(&t->known, 1))
+		goto out;
+	known = u64_map__find(&t->known, hash);
+	if (known) {
+		id = *known;
+		goto out;
+	}
+	st->id = STACK_IDS_FIRST + u64_map__count(&t->known);
+	if (resolver__push(t->resolver, st, offsetof(struct mt_stack_record, ips) +
+			   st->nr * sizeof(st->ips[0])))
+		goto out;
+	*u64_map__get(&t->known, hash) = st->id;
+	id = st->id;
+out:
+	t->stats.stacks = u64_map__count(&t->known);
+	pthread_mutex_unlock(&t->known_lock);
+	return id;
+}
+
+uint64_t stack_ids__intern(struct stack_ids *t, int32_t pid, const uint64_t *ips, uint32_t nr)
+{
+	struct mt_stack_record st = { .kind = MT_STACK, .pid = pid };
+
+	if (!nr)
+		return 0;
+	st.nr = nr < MT_MAX_FRAMES ? nr : MT_MAX_FRAMES;
+	memcpy(st.ips, ips, st.nr * sizeof(st.ips[0]));
+	return stack_id(t, &st);
+}
+
+/*
+ * A thread's stack ends, as far as copies go, at its outermost frame: told
+ * to BPF once per thread (and again if it moves), so that later copies
+ * stop there.  A small cache by tid keeps it to once.
+ */
+static void learn_stack_end(struct stack_ids *t, uint32_t tid, uint64_t end)
+{
+	struct known_end *k = &t->ends[tid % ARRAY_SIZE(t->ends)];
+
+	if (!end || !t->end_fn || (k->tid == tid && k->end == end))
+		return;
+	k->tid = tid;
+	k->end = end;
+	t->end_fn(t->end_ctx, tid, end);
+}
+
+int stack_ids__add_raw(struct stack_ids *t, const struct mt_raw_stack *rec, uint32_t len)
+{
+	struct mt_stack_record st = { .kind = MT_STACK, .pid = rec->pid };
+	struct mt_raw_stack hdr = *rec;
+	uint64_t id = 0, end;
+
+	if (len < sizeof(*rec))
+		return -EINVAL;
+	if (hdr.size > len - sizeof(*rec))
+		hdr.size = len - sizeof(*rec);
+	st.nr = unwind_raw_stack(&hdr, rec->data, t->rule_of, t->rule_ctx, st.ips,
+				 MT_MAX_FRAMES, &end);
+	learn_stack_end(t, rec->tid, end);
+	if (st.nr)
+		id = stack_id(t, &st);
+	t->stats.raw++;
+	t->stats.raw_bytes += hdr.size;
+	t->stats.frames += st.nr;
+	return seq_put(t, rec->seq, id);
+}
+
+struct stack_ids *stack_ids__new(unwind_rule_fn *rule_of, void *rule_ctx,
+				 struct resolver *resolver)
+{
+	struct stack_ids *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->rule_of = rule_of;
+	t->rule_ctx = rule_ctx;
+	t->resolver = resolver;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->known_lock, NULL);
+	pthread_cond_init(&t->added, NULL);
+	if (u64_map__reserve(&t->seqs, 2048) || u64_map__reserve(&t->known, 512)) {
+		stack_ids__delete(t);
+		return NULL;
+	}
+	return t;
+}
+
+void stack_ids__set_end_fn(struct stack_ids *t, void (*fn)(void *ctx, uint32_t tid, uint64_t end),
+			   void *ctx)
+{
+	t->end_fn = fn;
+	t->end_ctx = ctx;
+}
+
+void stack_ids__close(struct stack_ids *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->closed = true;
+	pthread_cond_broadcast(&t->added);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void stack_ids__stats(struct stack_ids *t, struct stack_ids_stats *st)
+{
+	pthread_mutex_lock(&t->lock);
+	*st = t->stats;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void stack_ids__delete(struct stack_ids *t)
+{
+	if (!t)
+		return;
+	u64_map__exit(&t->seqs);
+	u64_map__exit(&t->known);
+	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->known_lock);
+	pthread_cond_destroy(&t->added);
+	free(t);
+}
