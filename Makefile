@@ -64,7 +64,7 @@ CFLAGS += -DNO_BPF_SKEL
 endif
 
 UTIL_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(UTIL_SRCS)) $(OUTPUT)/util/report/profile.pb-c.o
-CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,memtrack.c version.c $(wildcard builtin-*.c))
+CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,memtrack.c $(wildcard builtin-*.c))
 SKEL := $(OUTPUT)/bpf/memtrack.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -122,8 +122,8 @@ $(addprefix $(OUTPUT)/,$(UTIL_DIRS)) $(OUTPUT)/bpf $(OUTPUT)/tests/unit $(OUTPUT
 
 # where track looks for the shim after its own directory: compiled in, and
 # written down, so that another prefix rebuilds what uses it
-$(OUTPUT)/builtin-track.o: CFLAGS += -DMEMTRACK_LIBDIR='"$(memtracklibdir)"'
-$(OUTPUT)/builtin-track.o: $(OUTPUT)/MEMTRACK-LIBDIR
+$(OUTPUT)/util/track/session.o: CFLAGS += -DMEMTRACK_LIBDIR='"$(memtracklibdir)"'
+$(OUTPUT)/util/track/session.o: $(OUTPUT)/MEMTRACK-LIBDIR
 $(OUTPUT)/MEMTRACK-LIBDIR: FORCE | $(OUTPUT)/util
 	$(Q)echo '$(memtracklibdir)' | cmp -s - $@ || echo '$(memtracklibdir)' > $@
 # report --pprof: pprof's profile.proto in C, by protoc-c

@@ -10,7 +10,7 @@
  *  - tests/shell/<name>_<feature>.sh.
  */
 
-extern const char memtrack_version_string[];
+#include "util/version.h"
 
 int cmd_track(int argc, const char **argv);
 int cmd_stats(int argc, const char **argv);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/fd-pass.h"
 #include "util/spawn.h"
 #include "util/util.h"
 

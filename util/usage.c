@@ -65,6 +65,27 @@ void die_errno(const char *fmt, ...)
 	exit(MEMTRACK_EXIT_FATAL);
 }
 
+int fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("fatal: ", fmt, ap, NULL);
+	va_end(ap);
+	return -1;
+}
+
+int fatal_errno(const char *fmt, ...)
+{
+	const char *reason = strerror(errno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("fatal: ", fmt, ap, reason);
+	va_end(ap);
+	return -1;
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;

@@ -17,6 +17,12 @@ extern int verbose;
 /* git style: die() prints "fatal: ..." and exits 128; error() returns -1 */
 void die(const char *fmt, ...) __noreturn __printf(1, 2);
 void die_errno(const char *fmt, ...) __noreturn __printf(1, 2);
+/*
+ * fatal(): the message of die() for code outside the builtins, which
+ * returns -1 and leaves the exit (128) to its caller
+ */
+int fatal(const char *fmt, ...) __printf(1, 2);
+int fatal_errno(const char *fmt, ...) __printf(1, 2);
 int error(const char *fmt, ...) __printf(1, 2);
 int error_errno(const char *fmt, ...) __printf(1, 2);
 void warning(const char *fmt, ...) __printf(1, 2);

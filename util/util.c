@@ -77,63 +77,6 @@ int grow_array(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, int n, int flags)
-{
-	char control[CMSG_SPACE(sizeof(int) * SEND_FDS_MAX)];
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-	ssize_t sent;
-
-	if (n > SEND_FDS_MAX)
-		return -EINVAL;
-	if (n > 0) {
-		msg.msg_control = control;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	sent = sendmsg(sock, &msg, flags | MSG_NOSIGNAL);
-	return sent < 0 ? -errno : sent;
-}
-
-ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds)
-{
-	char control[CMSG_SPACE(sizeof(int) * SEND_FDS_MAX)];
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *c;
-	ssize_t got;
-
-	*nfds = 0;
-	do
-		got = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
-	if (got < 0)
-		return -errno;
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		const int *in = (const int *)CMSG_DATA(c);
-		size_t k, count;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (k = 0; k < count; k++) {
-			if (*nfds < max)
-				fds[(*nfds)++] = in[k];
-			else
-				close(in[k]);
-		}
-	}
-	return got;
-}
-
 const char *human_bytes(uint64_t n, char *buf, size_t size)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };

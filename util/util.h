@@ -27,21 +27,6 @@ int write_all(int fd, const void *buf, size_t len);
  */
 int grow_array(void **p, size_t *cap, size_t need, size_t size);
 
-#define SEND_FDS_MAX	32	/* fds in one message */
-
-/*
- * One message of len bytes on a unix socket, with n fds (at most
- * SEND_FDS_MAX) passed along (SCM_RIGHTS); MSG_NOSIGNAL is added to
- * flags.  Returns the bytes sent, or -errno.
- */
-ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, int n, int flags);
-/*
- * One message into buf, the fds passed along into fds (at most max, the
- * others closed; O_CLOEXEC), their number in *nfds.  Returns the bytes
- * read (0 at EOF), or -errno; EINTR is retried.
- */
-ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int max, int *nfds);
-
 /* watch fd for events on epoll_fd, its data the fd itself; 0 or -errno */
 int epoll_add_fd(int epoll_fd, int fd, uint32_t events);
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "util/fd-pass.h"
 #include "util/track/shim-host.h"
 #include "util/util.h"
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpf/memtrack.h"
+#include "util/fd-pass.h"
 #include "util/probe/pressure.h"
 #include "util/util.h"
 

@@ -11,7 +11,7 @@
 #include "util/symbol/cfi-rules.h"
 #include "util/symbol/dwarf-lines.h"
 #include "util/symbol/elf-syms.h"
-#include "util/symbol/symbolize.h"
+#include "util/symbol/sym-frame.h"
 
 /*
  * One mapped file of the symbolizer (symbolize.h describes when it is

@@ -58,24 +58,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/symbol/sym-frame.h"
+
 #define SYMBOLIZER_KEEP_EXITED	4096
-#define SYM_UNKNOWN		"[unknown]"
-/* frames of one address at most: the functions inlined there, then its own */
-#define SYM_MAX_FRAMES		16
 
 struct symbolizer;
-
-struct sym_frame {
-	const char *module;	/* path of the mapped file, "[unknown]" when no mapping covers ip */
-	const char *symbol;	/* function name as in the ELF (not demangled), "[unknown]" if none;
-				 * an inlined function's linkage name (or name) from DWARF */
-	uint64_t offset;	/* ip - symbol start; without a symbol, ip's address in the
-				 * module's link-time view (ip - load bias); without a module,
-				 * ip; 0 for an inlined function */
-	const char *file;	/* source file, NULL without debug info */
-	uint32_t line;		/* 0 without debug info */
-	bool inlined;		/* a function inlined at ip, not a frame of its own */
-};
 
 /* a mapping learnt from elsewhere than /proc (an mmap event) */
 struct sym_mapping {

@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "util/fd-pass.h"
 #include "util/track/shim-host.h"
 #include "util/usage.h"
 #include "util/util.h"

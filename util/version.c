@@ -1,4 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "builtin.h"
+#include "util/version.h"
 
 const char memtrack_version_string[] = MEMTRACK_VERSION;

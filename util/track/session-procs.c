@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The processes of a tracked tree, as BPF's process events and the
+ * shim's hellos tell of them: the backend each takes, the probes it gets,
+ * the code it maps, the records of its rings.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpf/memtrack.h"
+#include "preload/shim-abi.h"
+#include "util/probe/backend.h"
+#include "util/probe/bpf_track.h"
+#include "util/probe/proc-table.h"
+#include "util/probe/stop-mirror.h"
+#include "util/symbol/symbolize.h"
+#include "util/track/encoder.h"
+#include "util/track/merge.h"
+#include "util/track/resolver.h"
+#include "util/track/session.h"
+#include "util/track/shim-host.h"
+#include "util/track/stack-ids.h"
+#include "util/usage.h"
+#include "util/util.h"
+
+static void set_mode(struct track_session *s, pid_t pid, enum mt_mode mode)
+{
+	struct process *p = proc_table__get(&s->procs, pid);
+	int err = bpf_track__set_mode(s->bpf, pid, mode);
+
+	if (err)
+		warning("cannot set the backend of pid %d: %s", pid, strerror(-err));
+	if (p)
+		p->mode = mode;
+}
+
+static const char *comm_of(struct track_session *s, pid_t pid)
+{
+	struct process *p = proc_table__get(&s->procs, pid);
+
+	return p && p->comm[0] ? p->comm : "?";
+}
+
+/* the probes pid is to have: all of them with BPF, else those the shim cannot replace */
+static void probe_process(struct track_session *s, pid_t pid, struct code_scan *scan)
+{
+	enum link_want want = bpf_track__mode(s->bpf, pid) == MT_MODE_BPF ? LINK_ALL :
+									  LINK_FOREIGN;
+	int err = bpf_track__inspect_process(s->bpf, pid, want, scan);
+
+	if (err && err != -ENOENT)
+		warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
+}
+
+/* pid is traced by BPF from now on; with --backend preload, that fails the run */
+static void use_bpf(struct track_session *s, pid_t pid, const char *why)
+{
+	if (s->backend == BACKEND_PRELOAD) {
+		error("pid %d (%s) cannot take the preload shim: %s", pid, comm_of(s, pid), why);
+		s->refused++;
+	} else {
+		pr_debug("pid %d (%s): traced by BPF: %s\n", pid, comm_of(s, pid), why);
+	}
+	set_mode(s, pid, MT_MODE_BPF);
+	probe_process(s, pid, NULL);
+}
+
+/* at exec: the new image takes the shim (it says hello when it starts), or BPF */
+/*
+ * Under sudo, the artifact is the invoking user's: a secure exec (a
+ * setuid program) is a process that user may not look into, as -p
+ * refuses one, so its tracking ends there.
+ */
+static bool secure_under_sudo(struct track_session *s, pid_t pid)
+{
+	if (!s->run_as.set || !backend__secure_exec(pid))
+		return false;
+	warning("pid %d (%s) is a setuid, setgid or capable program, which uid %u may not "
+		"trace: it is not tracked from its exec on", pid, comm_of(s, pid),
+		(unsigned int)s->run_as.uid);
+	bpf_track__untrack(s->bpf, pid);
+	s->untraceable++;
+	return true;
+}
+
+static void choose_backend(struct track_session *s, pid_t pid)
+{
+	const char *why;
+
+	if (secure_under_sudo(s, pid))
+		return;
+	if (s->backend == BACKEND_BPF || s->attach) {
+		set_mode(s, pid, MT_MODE_BPF);
+		return;
+	}
+	why = backend__refusal(pid, &s->shim);
+	if (why)
+		use_bpf(s, pid, why);
+	else
+		set_mode(s, pid, MT_MODE_PENDING);
+}
+
+/*
+ * Before its first allocator call, a process waiting for its shim may
+ * show that the shim will not serve it: an allocator of its own mapped, or
+ * libc mapped without the shim (ld.so maps LD_PRELOAD's libraries first).
+ */
+static void check_pending(struct track_session *s, pid_t pid, const struct code_scan *scan)
+{
+	if (bpf_track__mode(s->bpf, pid) != MT_MODE_PENDING)
+		return;
+	if (scan->foreign)
+		use_bpf(s, pid, "it maps an allocator of its own");
+	else if (scan->allocator && !scan->shim)
+		use_bpf(s, pid, "it did not load the preload shim");
+}
+
+/*
+ * A static executable whose allocator functions have no symbols (stripped)
+ * cannot be probed: its allocations go unseen, which is said, not hidden.
+ */
+static void check_blind(struct track_session *s, pid_t pid, const struct code_scan *scan)
+{
+	struct process *p;
+
+	if (scan->allocator || scan->foreign || !backend__static_exe(pid))
+		return;
+	p = proc_table__get(&s->procs, pid);
+	warning("pid %d (%s, %s) is a static executable without allocator symbols "
+		"(stripped): its allocations are not seen", pid, comm_of(s, pid),
+		p && p->exe[0] ? p->exe : "?");
+	s->blind++;
+}
+
+/*
+ * A tracked process exec'd or mapped code not seen before: choose its
+ * backend, probe what needs it, note its mappings for the resolver (it may
+ * be gone when its stacks are), resume it.
+ */
+static void attach_new_code(struct track_session *s, const struct mt_proc_event *e)
+{
+	struct code_scan scan;
+
+	if (e->reason == MT_NEW_CODE_EXEC) {
+		s->held_exec++;
+		choose_backend(s, e->pid);
+	} else if (e->reason == MT_NEW_CODE_MMAP) {
+		s->held_mmap++;
+	}
+	if (!bpf_track__mode(s->bpf, e->pid)) {
+		bpf_track__resume_attached(s->bpf, e->pid);	/* no longer ours */
+		stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());
+		return;
+	}
+	probe_process(s, e->pid, &scan);
+	check_pending(s, e->pid, &scan);
+	if (e->reason == MT_NEW_CODE_EXEC)
+		check_blind(s, e->pid, &scan);
+	if (s->sym && e->reason == MT_NEW_CODE_EXEC)
+		symbolizer__exec(s->sym, e->pid);
+	else if (s->sym && e->reason == MT_NEW_CODE_MMAP)
+		symbolizer__snapshot(s->sym, e->pid);
+	bpf_track__resume_attached(s->bpf, e->pid);
+	stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());
+}
+
+/* a shim says hello: its process takes the shim, unless it cannot serve it */
+bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
+{
+	struct track_session *s = ctx;
+	struct merge_proc *mp;
+	struct code_scan scan;
+	int mode = bpf_track__mode(s->bpf, pid);
+
+	if (mode != MT_MODE_PENDING && mode != MT_MODE_PRELOAD)
+		return false;	/* BPF traces it, or not ours at all */
+	if (mode == MT_MODE_PENDING) {
+		if (flags & SHIM_SHADOWED) {
+			use_bpf(s, pid, "its executable defines the allocator functions");
+			return false;
+		}
+		if ((flags & SHIM_NO_NEXT) ||
+		    (!bpf_track__inspect_process(s->bpf, pid, LINK_NONE, &scan) && scan.foreign)) {
+			use_bpf(s, pid, "it uses an allocator of its own");
+			return false;
+		}
+	}
+	mp = merger__proc(s->merger, pid);
+	if (!mp)
+		return false;
+	merger__ref(mp);
+	set_mode(s, pid, MT_MODE_PRELOAD);
+	return true;
+}
+
+/* a ring of a process whose hello was accepted: it may have exited since, its events stand */
+bool session__on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r)
+{
+	struct track_session *s = ctx;
+	struct merge_proc *mp;
+
+	mp = merger__proc(s->merger, pid);
+	return mp && !merger__add_ring(s->merger, mp, r);
+}
+
+void session__on_shim_closed(void *ctx, pid_t pid)
+{
+	struct track_session *s = ctx;
+	struct merge_proc *mp = merger__proc(s->merger, pid);
+
+	if (mp)
+		merger__unref(s->merger, mp);
+}
+
+/* the thread's calls go unrecorded: the run cannot be exact */
+void session__on_shim_no_ring(void *ctx, pid_t pid, uint32_t tid, int err)
+{
+	struct track_session *s = ctx;
+
+	warning("thread %u of pid %d (%s) could not make its preload shim ring (%s): "
+		"its allocations are not tracked", tid, pid, comm_of(s, pid), strerror(err));
+	s->ringless++;
+}
+
+void session__on_merged_event(void *ctx, const struct mt_alloc_event *e)
+{
+	struct track_session *s = ctx;
+
+	encoder__add(s->enc, e);	/* a write error is reported at the end */
+}
+
+uint64_t session__on_shim_stack(void *ctx, int32_t pid, const uint64_t *ips, uint32_t nr)
+{
+	struct track_session *s = ctx;
+
+	return s->stack_ids ? stack_ids__intern(s->stack_ids, pid, ips, nr) : 0;
+}
+
+/* a process whose ring broke the rules is no longer tracked; memtrack runs on */
+void session__on_corrupt_ring(void *ctx, int32_t pid, int32_t tid, const char *why)
+{
+	struct track_session *s = ctx;
+
+	warning("the preload shim's ring of pid %d (%s), thread %d, is corrupt: %s; "
+		"its allocations from now on are not tracked", pid, comm_of(s, pid), tid, why);
+	s->corrupt++;
+	shim_host__drop(s->host, pid);
+}
+
+void session__on_producer_waited(void *ctx, int32_t pid, uint64_t since)
+{
+	struct heap_waits *w = &((struct track_session *)ctx)->waits;
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->pids[i].pid == (uint32_t)pid) {
+			if (since < w->pids[i].stopped_at)
+				w->pids[i].stopped_at = since;
+			return;
+		}
+	}
+	if (grow_array((void **)&w->pids, &w->cap, w->n + 1, sizeof(*w->pids)))
+		return;
+	w->pids[w->n++] = (struct stopped_pid){ .pid = pid, .stopped_at = since };
+}
+
+/* the resolver must know every process's mappings, even after it is gone */
+static void follow_process(struct track_session *s, const struct mt_proc_event *e)
+{
+	if (!s->sym)
+		return;
+	if (e->kind == MT_FORK)
+		symbolizer__fork(s->sym, e->ppid, e->pid);
+	else if (e->kind == MT_EXIT)
+		symbolizer__exit(s->sym, e->pid);
+}
+
+int session__on_event_record(void *ctx, const void *data, uint32_t len)
+{
+	struct track_session *s = ctx;
+	uint32_t kind = *(const uint32_t *)data;
+
+	switch (kind) {
+	case MT_MALLOC ... MT_BRK:
+		if (len >= sizeof(struct mt_alloc_event) && merger__add_bpf(s->merger, data))
+			return -ENOMEM;
+		break;
+	case MT_NEW_CODE:
+		if (len >= sizeof(struct mt_proc_event))
+			attach_new_code(s, data);
+		break;
+	case MT_FORK:
+	case MT_EXEC:
+	case MT_EXIT:
+		if (len < sizeof(struct mt_proc_event))
+			break;
+		proc_table__apply(&s->procs, data);
+		follow_process(s, data);
+		if (kind == MT_EXIT) {
+			merger__exited(s->merger, ((const struct mt_proc_event *)data)->pid);
+			bpf_track__unlink_process(s->bpf, ((const struct mt_proc_event *)data)->pid);
+		}
+		break;
+	}
+	return 0;
+}
+
+int session__on_stack_record(void *ctx, const void *data, uint32_t len)
+{
+	struct track_session *s = ctx;
+	uint32_t kind = *(const uint32_t *)data;
+
+	if (kind == MT_STACK)
+		resolver__push(s->resolver, data, len);
+	else if (kind == MT_RAW_STACK && s->stack_ids &&
+		 stack_ids__add_raw(s->stack_ids, data, len) == -ENOMEM && !s->stacks_oom) {
+		warning("out of memory for call stacks: events from now on may have none");
+		s->stacks_oom = true;
+	}
+	return 0;
+}

@@ -1,0 +1,787 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A track session's pipeline, started before the command runs and
+ * finished after its tree is gone: see session.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/version.h"
+#include "util/artifact/artifact-format.h"
+#include "util/out-file.h"
+#include "util/probe/backend.h"
+#include "util/probe/bpf_track.h"
+#include "util/probe/freezer.h"
+#include "util/probe/pressure.h"
+#include "util/probe/proc-table.h"
+#include "util/probe/stop-mirror.h"
+#include "util/symbol/dwarf-cache.h"
+#include "util/symbol/symbolize.h"
+#include "util/track/encoder.h"
+#include "util/track/freeze-watch.h"
+#include "util/track/merge.h"
+#include "util/track/pipeline-stats.h"
+#include "util/track/poller.h"
+#include "util/track/resolver.h"
+#include "util/track/session.h"
+#include "util/track/shim-host.h"
+#include "util/track/stack-ids.h"
+#include "util/track/status-line.h"
+#include "util/usage.h"
+#include "util/util.h"
+
+#ifndef MEMTRACK_LIBDIR
+#define MEMTRACK_LIBDIR		"/usr/local/lib/memtrack"
+#endif
+#define WINDOW_MAX_AGE_NS	(100 * NSEC_PER_MSEC)
+#define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
+#define PIPELINE_NICE		-10
+#define STACK_END_SLACK		64	/* bytes copied above a thread's outermost frame */
+
+const char *const track_ring_names[MT_RING_MAX] = {
+	[MT_RING_EVENTS] = "events",
+	[MT_RING_STACKS] = "stacks",
+};
+
+/* as the invoking user under sudo: see util/out-file.h */
+static int prepare_output_dir(struct track_session *s)
+{
+	char why[OUT_WHY_MAX];
+
+	s->out_dirfd = out_dir__open(&s->run_as, s->opts->output_dir, true, why);
+	if (s->out_dirfd < 0)
+		return fatal("cannot create output directory '%s': %s", s->opts->output_dir, why);
+	return 0;
+}
+
+static int create_stats_file(struct track_session *s)
+{
+	char why[OUT_WHY_MAX];
+	int fd;
+
+	fd = out_file__create_path(&s->run_as, s->opts->stats_path, OUT_REPLACE, why);
+	if (fd < 0)
+		return fatal("failed to create memtrack stats file '%s': %s",
+			     s->opts->stats_path, why);
+	s->stats = pstats__create(fd, s->opts->stats_path);
+	if (!s->stats)
+		return fatal("out of memory");
+	return 0;
+}
+
+/* BPF sees the initial namespace's pids; memtrack's own must be the same */
+static int check_pid_namespace(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	int nested = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6))
+			nested = strchr(line + 7, '\t') != NULL || strchr(line + 7, ' ') != NULL;
+	fclose(f);
+	if (nested)
+		return fatal("memtrack track runs in a pid namespace of its own: BPF sees the "
+			     "host's pids; run it in the initial pid namespace (e.g. docker "
+			     "--pid=host)");
+	return 0;
+}
+
+/* the fill at which the tree is frozen: two thirds of the way to the SIGSTOP watermark */
+static uint64_t freeze_mark(const struct track_session *s, enum mt_ring_id ring)
+{
+	return s->freezer ? s->opts->ring_size[ring] * s->opts->watermark_pct * 2 / 300 : 0;
+}
+
+/*
+ * A command's tree gets a cgroup whose freezer pauses it at a filling BPF
+ * ring: a process frozen there is reported to no one, where a SIGSTOP shows
+ * in its parent's wait().  Processes of -p stay in their own cgroups.
+ */
+static struct freezer *exit_freezer;
+
+/* an exit on the way: the tree thawed, and its cgroup gone or left empty for the next run */
+static void abandon_freezer(void)
+{
+	freezer__abandon(exit_freezer);
+}
+
+/* a cgroup for the tree, so that back-pressure freezes it rather than stopping it with signals */
+static void setup_freezer(struct track_session *s)
+{
+	char why[256];
+
+	if (s->attach || s->opts->no_freezer)
+		return;
+	s->freezer = freezer__new(why, sizeof(why));
+	if (!s->freezer) {
+		pr_debug("no cgroup freezer (%s): back-pressure on BPF rings stops processes "
+			 "with SIGSTOP, which their parents can see\n", why);
+		return;
+	}
+	exit_freezer = s->freezer;
+	atexit(abandon_freezer);
+}
+
+static void delete_freezer(struct track_session *s)
+{
+	exit_freezer = NULL;
+	freezer__delete(s->freezer);
+	s->freezer = NULL;
+}
+
+static void join_freezer(struct track_session *s)
+{
+	int err;
+
+	if (!s->freezer)
+		return;
+	err = s->child.in_cgroup ? 0 : freezer__add(s->freezer, s->child.pid);
+	if (!err)
+		err = pressure__hand_over_freezer(s->guardian_fd, freezer__state_fd(s->freezer),
+						  freezer__thaw_word(s->freezer));
+	if (err) {
+		pr_debug("cannot use the cgroup freezer %s: %s\n", freezer__describe(s->freezer),
+			 strerror(-err));
+		delete_freezer(s);
+		return;
+	}
+	pr_debug("back-pressure freezes %s, where the command %s\n", freezer__describe(s->freezer),
+		 s->child.in_cgroup ? "starts (clone3)" : "was moved");
+}
+
+int session__load_bpf(struct track_session *s)
+{
+	struct bpf_track_opts bo = {
+		.ring_size = { s->opts->ring_size[MT_RING_EVENTS], s->opts->ring_size[MT_RING_STACKS] },
+		.watermark_pct = s->opts->watermark_pct,
+		.freeze_mark = { freeze_mark(s, MT_RING_EVENTS), freeze_mark(s, MT_RING_STACKS) },
+		.call_graph = s->call_graph,
+		.stack_copy_size = s->opts->stack_copy_size,
+		.decide_at_exec = s->backend != BACKEND_BPF,
+		/* as BPF reads a superblock's dev_t */
+		.shim_file = { ((uint64_t)major(s->shim.dev) << 20) | minor(s->shim.dev), s->shim.ino },
+	};
+	int err = bpf_track__open(&s->bpf, &bo);
+
+	if (err == -EOPNOTSUPP)
+		return fatal("memtrack was built without BPF (BUILD_BPF_SKEL=0); "
+			     "track cannot run");
+	if (err == -EPERM || err == -EACCES)
+		return fatal("cannot load BPF programs: %s; memtrack track needs root "
+			     "(or CAP_BPF and CAP_PERFMON)", strerror(-err));
+	if (err)
+		return fatal("cannot load BPF programs: %s (run with -v for libbpf's log)",
+			     strerror(-err));
+	err = bpf_track__attach_libc(s->bpf, &s->libc_path);
+	if (err)
+		return fatal("cannot probe the allocator functions of libc%s%s: %s%s",
+			     s->libc_path ? " " : "", s->libc_path ? s->libc_path : "",
+			     strerror(-err), err == -EINVAL ? " (another tool's uprobe there "
+			     "with a reference counter? see dmesg)" : "");
+	return 0;
+}
+
+/* the shim next to memtrack (or installed); without it, BPF traces everything */
+static int prepare_backend(struct track_session *s)
+{
+	if (s->attach)
+		s->backend = BACKEND_BPF;	/* a running process cannot take the shim */
+	if (s->backend == BACKEND_BPF)
+		return 0;
+	if (!backend__find_shim(&s->shim, MEMTRACK_LIBDIR))
+		return 0;
+	if (s->backend == BACKEND_PRELOAD)
+		return fatal("cannot find libmemtrack-preload.so next to memtrack or in %s",
+			     MEMTRACK_LIBDIR);
+	warning("cannot find libmemtrack-preload.so next to memtrack or in %s: "
+		"every process is traced with BPF", MEMTRACK_LIBDIR);
+	s->backend = BACKEND_BPF;
+	return 0;
+}
+
+/* a new file: an artifact never replaces one (pids come round again) */
+static int open_artifact(struct track_session *s)
+{
+	char name[64], why[OUT_WHY_MAX];
+
+	snprintf(name, sizeof(name), "%d.MemtrackArtifact.msgpack", s->root_pid);
+	snprintf(s->artifact_path, sizeof(s->artifact_path), "%s/%s", s->opts->output_dir, name);
+	s->artifact_fd = out_file__create(&s->run_as, s->out_dirfd, name, OUT_NEW, why);
+	if (s->artifact_fd < 0)
+		return fatal("cannot create artifact '%s': %s", s->artifact_path, why);
+	close(s->out_dirfd);
+	s->out_dirfd = -1;
+	return 0;
+}
+
+static int unwind_rule(void *ctx, int32_t pid, uint64_t ip, bool ret_addr,
+		       struct unwind_rule *rule)
+{
+	return symbolizer__unwind_rule(ctx, pid, ip, ret_addr, rule);
+}
+
+/* the stacks poller's: BPF copies no more of tid's stack than up to its outermost frame */
+static void learn_stack_end(void *ctx, uint32_t tid, uint64_t end)
+{
+	bpf_track__set_stack_end(ctx, tid, end + STACK_END_SLACK);
+}
+
+static uint64_t take_stack_id(void *arg, uint64_t seq)
+{
+	return stack_ids__take(arg, seq);
+}
+
+/* the shim's rings as one ring `heap` in the stats (DESIGN.md, "Pipeline stats") */
+static void write_heap_rows(struct track_session *s, const struct ring_tick *k,
+			    const struct merge_stats *after)
+{
+	struct ring_tick row = *k;
+	struct heap_waits *w = &s->waits;
+
+	if (w->n) {
+		w->episodes++;
+		pstats__pressure(s->stats, "heap", now_ns(), w->pids, w->n);
+		w->n = 0;
+	}
+	if (!s->stats)
+		return;
+	/*
+	 * The rings come and go with threads: the size said is the most there
+	 * ever was, so that a row's fill is against a size the rows all had.
+	 */
+	if (after->size > s->heap_size) {
+		s->heap_size = after->size;
+		pstats__ring_open(s->stats, "heap", after->size, after->size);
+	}
+	row.t1 = now_ns();
+	row.prod1 = after->prod;
+	row.cons1 = after->cons;
+	if (row.prod1 != row.prod0 || row.cons1 != row.cons0)
+		pstats__ring_tick(s->stats, &row);
+}
+
+/* after each drain of the BPF ring: merge what is ready into the encoder */
+static void on_events_tick(void *ctx)
+{
+	struct track_session *s = ctx;
+	struct merge_stats before, after;
+	struct ring_tick k = { .ring = "heap" };
+
+	merger__set_bpf_bound(s->merger, s->events.drained_at);
+	merger__stats(s->merger, &before);
+	k.t0 = now_ns();
+	k.prod0 = before.prod;
+	k.cons0 = before.cons;
+	merger__pass(s->merger, false);
+	merger__stats(s->merger, &after);
+	k.peak = before.prod - before.cons > after.prod - after.cons ?
+		 before.prod - before.cons : after.prod - after.cons;
+	write_heap_rows(s, &k, &after);
+	encoder__flush_older(s->enc, WINDOW_MAX_AGE_NS);
+	if (stop_mirror__tick(s->mirror, now_ns()))
+		pr_debug("resumed a parent that stopped with its held child\n");
+}
+
+static void on_events_fd(void *ctx, int fd, uint32_t events)
+{
+	struct track_session *s = ctx;
+
+	shim_host__handle(s->host, fd, events);
+}
+
+/* the shims kick a poller that sleeps, when a ring fills */
+static bool events_may_sleep(void *ctx)
+{
+	struct track_session *s = ctx;
+
+	shim_host__set_asleep(s->host, true);
+	if (!merger__busy(s->merger))
+		return true;
+	shim_host__set_asleep(s->host, false);
+	return false;
+}
+
+static void events_woke(void *ctx)
+{
+	struct track_session *s = ctx;
+
+	shim_host__set_asleep(s->host, false);
+}
+
+static void on_window(const struct encoder_window_stats *w, void *arg)
+{
+	pstats__encode(arg, w);
+}
+
+/* the figures of the live status line, read from its thread */
+static void status_figures(struct status_figures *f, void *arg)
+{
+	struct track_session *s = arg;
+
+	f->events = encoder__events_in(s->enc);
+	f->processes = __atomic_load_n(&s->procs.count, __ATOMIC_RELAXED);
+	f->episodes = __atomic_load_n(&s->events.episodes, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&s->stacks.episodes, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&s->waits.episodes, __ATOMIC_RELAXED) +
+		      atomic_load(&s->watch.episodes);
+}
+
+/* a `backlog` row every 10 ms: what the pollers sent, what the encoder took */
+static void *backlog_sampler(void *arg)
+{
+	struct track_session *s = arg;
+	struct timespec ts = { .tv_nsec = BACKLOG_PERIOD_NS };
+
+	while (atomic_load(&s->sampling)) {
+		pstats__backlog(s->stats, encoder__events_in(s->enc),
+				encoder__events_out(s->enc));
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void start_backlog_sampler(struct track_session *s)
+{
+	if (!s->stats)
+		return;
+	atomic_store(&s->sampling, true);
+	if (pthread_create(&s->sampler, NULL, backlog_sampler, s)) {
+		atomic_store(&s->sampling, false);
+		warning("cannot start the backlog sampler: no backlog rows");
+	}
+}
+
+static void stop_backlog_sampler(struct track_session *s)
+{
+	if (!atomic_exchange(&s->sampling, false))
+		return;
+	pthread_join(s->sampler, NULL);
+}
+
+/* a parent may have stopped itself to mirror a child that back-pressure stopped */
+static void on_pressure_release(void *ctx, const struct stopped_pid *pids, int n)
+{
+	struct track_session *s = ctx;
+	uint64_t now = now_ns();
+	int i;
+
+	for (i = 0; i < n; i++)
+		stop_mirror__resumed(s->mirror, pids[i].pid, pids[i].stopped_at, now);
+}
+
+static int start_freeze_watch(struct track_session *s)
+{
+	int err;
+
+	if (!s->freezer)
+		return 0;
+	s->watch.freezer = s->freezer;
+	s->watch.stats = s->stats;
+	freeze_watch__add(&s->watch, &s->events.ring, freeze_mark(s, MT_RING_EVENTS));
+	if (s->resolver)
+		freeze_watch__add(&s->watch, &s->stacks.ring, freeze_mark(s, MT_RING_STACKS));
+	err = freeze_watch__start(&s->watch);
+	if (err)
+		return fatal("cannot start the freezer's watch: %s", strerror(-err));
+	return 0;
+}
+
+static int start_poller(struct track_session *s, struct poller *p, enum mt_ring_id ring,
+			ring_record_fn *on_record, void (*on_tick)(void *ctx),
+			uint32_t pressure_flag)
+{
+	int err;
+
+	p->interval_ms = s->opts->poll_ms;
+	p->pressure_fd = bpf_track__pressure_fd(s->bpf);
+	p->pressure_flag = pressure_flag;
+	p->pressure_stops = bpf_track__pressure_stops(s->bpf);
+	p->watermark = s->opts->ring_size[ring] * s->opts->watermark_pct / 100;
+	p->stats = s->stats;
+	p->on_record = on_record;
+	p->on_tick = on_tick;
+	p->on_release = on_pressure_release;
+	p->ctx = s;
+	err = ring__init(&p->ring, track_ring_names[ring], bpf_track__ring_fd(s->bpf, ring),
+			 s->opts->ring_size[ring]);
+	return err ? err : poller__start(p);
+}
+
+/* for the stop mirror: when pid last stopped itself */
+static uint64_t self_stop_of(void *ctx, pid_t pid)
+{
+	struct track_session *s = ctx;
+
+	return bpf_track__their_stop(s->bpf, pid);
+}
+
+/*
+ * The preload shim's end: the socket its processes connect to, polled by
+ * the events poller, and the merge of their rings with BPF's events.
+ * Before the command starts: its environment names the socket.
+ */
+static int start_shim_host(struct track_session *s)
+{
+	struct shim_host_opts ho = {
+		.ring_size = s->opts->heap_ring_size,
+		.call_graph = s->call_graph,
+	};
+	struct shim_host_ops hops = {
+		.decide = session__on_shim_hello,
+		.ring = session__on_shim_ring,
+		.closed = session__on_shim_closed,
+		.no_ring = session__on_shim_no_ring,
+		.ctx = s,
+	};
+	struct merge_ops mops = {
+		.emit = session__on_merged_event,
+		.stack = session__on_shim_stack,
+		.corrupt = session__on_corrupt_ring,
+		.waited = session__on_producer_waited,
+		.ctx = s,
+	};
+	int err;
+
+	s->merger = merger__new(&mops);
+	s->mirror = stop_mirror__new(self_stop_of, s);
+	if (!s->merger || !s->mirror)
+		return fatal("cannot start the merger: out of memory");
+	if (s->backend == BACKEND_BPF)
+		return 0;
+	err = shim_host__new(&s->host, &ho, &hops);
+	if (err)
+		return fatal("cannot create the preload shim's socket: %s", strerror(-err));
+	s->shim.name_var = shim_host__env(s->host);
+	s->child.preload = s->shim.path;
+	s->child.preload_var = s->shim.name_var;
+	s->events.on_fd = on_events_fd;
+	s->events.may_sleep = events_may_sleep;
+	s->events.woke = events_woke;
+	err = poller__init(&s->events);
+	if (!err)
+		err = shim_host__watch(s->host, s->events.epoll_fd);
+	if (err)
+		return fatal("cannot poll the preload shim's socket: %s", strerror(-err));
+	return 0;
+}
+
+/* the symbolizer, the resolver thread, and with dwarf the unwinding */
+static int start_stack_stages(struct track_session *s)
+{
+	char why[256];
+	int cache;
+
+	s->sym = symbolizer__new();
+	if (s->sym) {
+		cache = dwarf_cache__open_dir(why, sizeof(why));
+		if (cache < 0)
+			pr_debug("no cache of DWARF answers: %s\n", why);
+		symbolizer__set_cache_dir(s->sym, cache);
+		s->resolver = resolver__new(s->sym, s->stats);
+	}
+	if (!s->resolver)
+		return fatal("cannot start the resolver: out of memory");
+	/* the shim's stacks get their ids here, with fp too */
+	s->stack_ids = stack_ids__new(unwind_rule, s->sym, s->resolver);
+	if (!s->stack_ids)
+		return fatal("cannot start the unwinder: out of memory");
+	stack_ids__set_end_fn(s->stack_ids, learn_stack_end, s->bpf);
+	return 0;
+}
+
+static int start_pipeline(struct track_session *s)
+{
+	struct encoder_opts eo = {
+		.fd = s->artifact_fd,
+		.threads = s->opts->encoder_threads,
+		.level = s->opts->compression_level,
+		.on_window = on_window,
+		.on_window_arg = s->stats,
+	};
+	int err;
+
+	if (s->call_graph != MT_CALL_GRAPH_NO && start_stack_stages(s))
+		return -1;
+	if (s->stack_ids && s->call_graph == MT_CALL_GRAPH_DWARF) {
+		eo.stack_id = take_stack_id;
+		eo.stack_id_arg = s->stack_ids;
+	}
+	s->enc = encoder__new(&eo);
+	if (!s->enc)
+		return fatal("cannot start the encoder: out of memory");
+	err = start_poller(s, &s->events, MT_RING_EVENTS, session__on_event_record,
+			   on_events_tick, 0);
+	if (err)
+		return fatal("cannot start the events poller: %s", strerror(-err));
+	if (s->resolver) {
+		err = start_poller(s, &s->stacks, MT_RING_STACKS, session__on_stack_record, NULL,
+				   MT_STOPPED_BY_STACKS);
+		if (err)
+			return fatal("cannot start the stacks poller: %s", strerror(-err));
+	}
+	if (start_freeze_watch(s))
+		return -1;
+	start_backlog_sampler(s);
+	return 0;
+}
+
+static void pack_meta(msgpack_packer *pk, const struct track_session *s)
+{
+	struct artifact_record run = { 0 };
+
+	artifact_record__set_version(&run, memtrack_version_string);
+	artifact_record__set_command(&run, s->command);
+	artifact_record__set_root_pid(&run, s->root_pid);
+	artifact_record__set_start(&run, s->start_ns);
+	artifact_record__set_end(&run, s->end_ns);
+	artifact_record__set_drops(&run, (struct artifact_drops){
+		.events = s->event_drops, .stacks = s->stack_drops });
+	/* allocations made before attaching are unknown to this artifact, and
+	 * the processes attached to may still run: no exit code */
+	if (s->attach)
+		artifact_record__set_attached(&run, true);
+	else
+		artifact_record__set_exit_code(&run, s->status);
+	if (s->running)
+		artifact_record__set_running(&run, s->running);
+	if (s->blind)
+		artifact_record__set_blind(&run, s->blind);
+	artifact__pack_meta(pk, &run);
+}
+
+static void pack_trailer(msgpack_packer *pk, void *arg)
+{
+	struct track_session *s = arg;
+
+	pack_meta(pk, s);
+	proc_table__pack(&s->procs, pk);
+	if (s->resolver)
+		resolver__pack(s->resolver, pk);
+}
+
+/* events whose stack copy never reached the unwinder got none: lost stacks too */
+static void add_unpublished_stacks(struct track_session *s)
+{
+	struct stack_ids_stats st;
+
+	if (!s->stack_ids)
+		return;
+	stack_ids__stats(s->stack_ids, &st);
+	s->stack_drops += st.unpublished;
+}
+
+/*
+ * The pollers are stopped: what the rings still hold goes out, whatever the
+ * bounds, and the shims still running go their way untracked.
+ */
+static void finish_merge(struct track_session *s)
+{
+	struct merge_stats st;
+
+	shim_host__flush(s->host);
+	merger__set_bpf_bound(s->merger, UINT64_MAX);
+	merger__pass(s->merger, true);
+	merger__stats(s->merger, &st);
+	s->event_lost = st.lost;
+	shim_host__delete(s->host);
+	s->host = NULL;
+}
+
+/* everything after the root exits: drain, release, trailer; 0 or -errno */
+static int finish_pipeline(struct track_session *s)
+{
+	int err, ret = 0;
+
+	bpf_track__stop_tracing(s->bpf);
+	err = poller__stop(&s->events);
+	if (s->resolver) {
+		int stacks_err = poller__stop(&s->stacks);
+
+		err = err ? err : stacks_err;
+	}
+	finish_merge(s);
+	/* thawed, and whatever still runs goes back to memtrack's cgroup */
+	freeze_watch__stop(&s->watch);
+	delete_freezer(s);
+	/* every raw stack is unwound: an event still waiting for one gets none */
+	if (s->stack_ids)
+		stack_ids__close(s->stack_ids);
+	/* the pollers may have added links until they stopped */
+	bpf_track__detach(s->bpf, s->guardian_fd);
+	/* every fork and exec is known now: the rest of the stacks resolve */
+	if (s->resolver)
+		resolver__finish(s->resolver);
+	/* whatever is still recorded as stopped by us is resumed now */
+	pressure__release_all(bpf_track__pressure_fd(s->bpf));
+	s->event_drops = bpf_track__drops(s->bpf, MT_RING_EVENTS);
+	s->stack_drops = bpf_track__drops(s->bpf, MT_RING_STACKS);
+	s->probe_runs[MT_PROBE_ENTRY] = bpf_track__probe_runs(s->bpf, MT_PROBE_ENTRY);
+	s->probe_runs[MT_PROBE_RETURN] = bpf_track__probe_runs(s->bpf, MT_PROBE_RETURN);
+
+	ret = encoder__drain(s->enc);
+	stop_backlog_sampler(s);
+	add_unpublished_stacks(s);
+	if (!ret)
+		ret = encoder__append_records(s->enc, pack_trailer, s);
+	if (ret)
+		error("cannot write artifact '%s': %s", s->artifact_path, strerror(-ret));
+	if (fsync(s->artifact_fd) && errno != EINVAL && !ret)
+		ret = error_errno("cannot write artifact '%s'", s->artifact_path);
+	if (close(s->artifact_fd) && !ret)
+		ret = error_errno("cannot write artifact '%s'", s->artifact_path);
+	if (pstats__close(s->stats))
+		warning("the stats file '%s' is incomplete", s->opts->stats_path);
+	if (err)
+		error("the events poller failed: %s", strerror(-err));
+	return ret ? ret : err;
+}
+
+void track_session__init(struct track_session *s, const struct track_opts *opts)
+{
+	memset(s, 0, sizeof(*s));
+	s->opts = opts;
+	s->out_dirfd = -1;
+	s->artifact_fd = -1;
+	s->guardian_fd = -1;
+	s->watch.epoll_fd = -1;
+	s->watch.wake_fd = -1;
+	proc_table__init(&s->procs);
+	run_as__from_sudo(&s->run_as);
+}
+
+int track_session__prepare(struct track_session *s)
+{
+	int err;
+
+	/* the stats file comes first, before anything needs privilege */
+	if (s->opts->stats_path && create_stats_file(s))
+		return -1;
+	if (prepare_output_dir(s) || check_pid_namespace())
+		return -1;
+	/* a command that dies before its start must not kill us through the go pipe */
+	signal(SIGPIPE, SIG_IGN);
+	if (prepare_backend(s))
+		return -1;
+	setup_freezer(s);
+	if (session__load_bpf(s))
+		return -1;
+	err = pressure__start_guardian(bpf_track__pressure_fd(s->bpf));
+	if (err < 0)
+		return fatal("cannot start the guardian process: %s", strerror(-err));
+	s->guardian_fd = err;
+	return start_shim_host(s);
+}
+
+int track_session__launch(struct track_session *s, const char **argv)
+{
+	int err;
+
+	if (s->attach) {
+		s->root_pid = s->attach[0];
+	} else {
+		s->child.cgroup_fd = s->freezer ? freezer__cgroup_fd(s->freezer) : -1;
+		err = spawn__fork(&s->child, argv, &s->run_as);
+		if (err)
+			return fatal("cannot fork: %s", strerror(-err));
+		s->spawned = true;
+		s->root_pid = s->child.pid;
+		join_freezer(s);
+	}
+	return open_artifact(s);
+}
+
+static int status_figures_start(struct track_session *s)
+{
+	if (!s->opts->quiet)
+		s->status_line = status_line__start(STDERR_FILENO, status_figures, s);
+	return 0;
+}
+
+int track_session__start(struct track_session *s)
+{
+	/*
+	 * The pipeline runs ahead of the processes it drains: on a loaded
+	 * machine a starved poller means stopped producers.  The command
+	 * keeps the priority memtrack was started with.
+	 */
+	if (setpriority(PRIO_PROCESS, 0, PIPELINE_NICE))
+		pr_debug("cannot raise memtrack's priority: %s\n", strerror(errno));
+	session__block_forwarded_signals(SIG_BLOCK);
+	if (s->attach) {
+		/* before the poller runs: both would change the same tables */
+		s->start_ns = now_ns();
+		if (session__attach_to_tree(s))
+			return -1;
+	}
+	if (start_pipeline(s))
+		return -1;
+	return status_figures_start(s);
+}
+
+int track_session__finish(struct track_session *s)
+{
+	int err = finish_pipeline(s);
+
+	session__print_summary(s);
+	return err;
+}
+
+/* what a failed start leaves: a command that never ran, a frozen cgroup */
+static void abandon_start(struct track_session *s)
+{
+	if (s->spawned)
+		spawn__abort(&s->child);
+	s->spawned = false;
+	/* other threads may still hold it: thawed and removed, not freed */
+	freezer__abandon(s->freezer);
+}
+
+void track_session__exit(struct track_session *s)
+{
+	abandon_start(s);
+	status_line__stop(s->status_line);
+	if (s->bpf)
+		bpf_track__close(s->bpf);
+	if (s->guardian_fd >= 0)
+		close(s->guardian_fd);
+	if (s->out_dirfd >= 0)
+		close(s->out_dirfd);
+	encoder__delete(s->enc);
+	merger__delete(s->merger);
+	stop_mirror__delete(s->mirror);
+	free(s->waits.pids);
+	stack_ids__delete(s->stack_ids);
+	resolver__delete(s->resolver);
+	symbolizer__delete(s->sym);
+	proc_table__exit(&s->procs);
+	free(s->command);
+	free(s->attach);
+}
+
+int track_session__check_bpf(struct track_session *s)
+{
+	int err;
+
+	if (session__load_bpf(s))
+		return -1;
+	err = bpf_track__check_probes(s->bpf);
+	if (err)
+		return fatal("cannot probe the allocator functions of libc %s: %s", s->libc_path,
+			     strerror(-err));
+	printf("BPF programs load and attach (libc: %s)\n", s->libc_path);
+	return 0;
+}
