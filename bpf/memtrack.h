@@ -179,7 +179,7 @@ struct mt_proc_event {
 
 /*
  * Where the fields the probes read lie in the running kernel's structures,
- * found by userspace in its BTF (util/bpf_kernel_offsets.c): one pass over
+ * found by userspace in its BTF (util/probe/bpf_kernel_offsets.c): one pass over
  * the types instead of a CO-RE candidate search per structure at load.
  */
 struct mt_kernel_offsets {

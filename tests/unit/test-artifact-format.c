@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The artifact format's round trip: every record type, with every key the
- * tables of util/artifact-format.h give it, written by the writers memtrack
+ * tables of util/artifact/artifact-format.h give it, written by the writers memtrack
  * uses (encode_alloc_event() through the encoder, artifact__pack_meta(),
  * proc_table__pack(), pack_frame_record(), pack_stack_record()), then read
  * back by the reader and printed by report --dump's artifact_record__dump().

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The freezer's parsers (util/freezer.c): which mountinfo line is the
+ * The freezer's parsers (util/probe/freezer.c): which mountinfo line is the
  * cgroup2 mount or the v1 freezer's, with mount paths unescaped, and
  * which /proc/self/cgroup line names memtrack's cgroup in each.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The merge of the shim's per-thread rings (util/merge.c), with this test
+ * The merge of the shim's per-thread rings (util/track/merge.c), with this test
  * as the shim writing records: per process, events leave in time order,
  * also across threads and in runs from one ring; a record reserved but not
  * yet written holds back its own process and no other; the producer

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The consumer of a BPF ring (util/ring.c) on a ring in memory whose
+ * The consumer of a BPF ring (util/track/ring.c) on a ring in memory whose
  * positions and record headers the test sets: records in order, discarded
  * ones skipped, a reserved one stops the drain where it stands, a record
  * across the end of the data area, a callback's error, the peak, and space

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memtrack's end of the shim's socket (util/shim-host.c), with this test
+ * memtrack's end of the shim's socket (util/track/shim-host.c), with this test
  * as the shim: a hello is answered, a ring registration is taken, and a
  * registration still queued when the poller stops is taken by
  * shim_host__flush() (a process that registered its ring and exited just

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The consumer's release of a shim ring (util/shim-ring.c) wakes a
+ * The consumer's release of a shim ring (util/track/shim-ring.c) wakes a
  * producer that sleeps on the ring's futex, once room is made, and says
  * since when it waited.  Without the wake-up the producer would still run
  * on after its wait slice (100 ms in the shim), so every count stays exact

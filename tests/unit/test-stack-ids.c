@@ -2,7 +2,7 @@
 /*
  * The two stages between the stacks poller and the encoder, without BPF:
  *
- * stack ids (util/stack-ids.c): raw stack copies whose words are the
+ * stack ids (util/track/stack-ids.c): raw stack copies whose words are the
  * return addresses (a rule "return address at CFA - 8, CFA = sp + 8" for
  * every frame) get one id per distinct (pid, stack), from STACK_IDS_FIRST
  * in order of first appearance; an encoder worker's take() waits for a seq
@@ -10,7 +10,7 @@
  * that never comes; the seq table grows past its first size while seqs
  * are outstanding.
  *
- * the resolver queue (util/resolver.c): more stacks than its queue holds,
+ * the resolver queue (util/track/resolver.c): more stacks than its queue holds,
  * pushed while its thread drains; every stack resolved once, frames shared
  * by equal (module, symbol, offset); short records clamped or refused; the
  * Frame and Stack records it packs.  The pid exists nowhere, so every frame

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The stats format round trip: rows written with pstats__*() are read back
- * by the stats reader, key for key, against DESIGN.md's list of keys (kept
- * here, apart from util/stats-format.h).  A key the writer drops, or one
+ * by the stats reader, key for key, against the documented list of keys
+ * (memtrack-stats(1), FILE FORMAT; kept here, apart from
+ * util/stats/stats-format.h).  A key the writer drops, or one
  * the reader or the derivations drop, fails it.
  */
 #include <cJSON.h>
@@ -19,7 +20,7 @@
 #define UNKNOWN		UINT64_MAX	/* a clock or RSS value: non-zero */
 #define MAX_KEYS	8
 
-/* DESIGN.md, "Pipeline stats", and the values written below */
+/* memtrack-stats(1), FILE FORMAT, and the values written below */
 static const struct design_row {
 	const char *kind;
 	const char *keys[MAX_KEYS];
@@ -74,7 +75,7 @@ static const struct design_row *design_of(const char *kind)
 	return NULL;
 }
 
-/* what the writer wrote: "k", then DESIGN's keys in order, nothing else */
+/* what the writer wrote: "k", then the documented keys in order, nothing else */
 static const struct design_row *check_written(const char *line)
 {
 	cJSON *obj = cJSON_Parse(line), *item;
@@ -86,12 +87,12 @@ static const struct design_row *check_written(const char *line)
 	if (!obj || !obj->child || !cJSON_IsString(obj->child))
 		goto out;
 	d = design_of(obj->child->valuestring);
-	CHECK(d != NULL, "a kind of DESIGN: %s", line);
+	CHECK(d != NULL, "a documented kind: %s", line);
 	if (!d)
 		goto out;
 	for (item = obj->child->next; item; item = item->next, i++)
 		CHECK(i < MAX_KEYS && d->keys[i] && !strcmp(item->string, d->keys[i]),
-		      "%s: key %zu is '%s', DESIGN says '%s'", d->kind, i, item->string,
+		      "%s: key %zu is '%s', the format says '%s'", d->kind, i, item->string,
 		      i < MAX_KEYS && d->keys[i] ? d->keys[i] : "(none)");
 	CHECK(i == MAX_KEYS || !d->keys[i], "%s: the writer dropped '%s'", d->kind,
 	      i < MAX_KEYS ? d->keys[i] : "");
@@ -110,7 +111,7 @@ static int key_of(const char *name)
 	return -1;
 }
 
-/* what the reader read: every key of DESIGN, with the value written */
+/* what the reader read: every documented key, with the value written */
 static void check_read(char *line, const struct design_row *d)
 {
 	const char *unknown = NULL;
@@ -144,7 +145,7 @@ static void check_read(char *line, const struct design_row *d)
 	stats_line__exit(&l);
 }
 
-/* every kind once, each line as DESIGN has it */
+/* every kind once, each line as documented */
 static void test_round_trip(void)
 {
 	char line[4096];

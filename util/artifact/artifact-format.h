@@ -11,15 +11,17 @@
 #include "bpf/memtrack.h"
 
 /*
- * The artifact format in one place (DESIGN.md, "Artifact format"): every
+ * The artifact format in one place (Documentation/technical/design.md, 10): every
  * record type and every key, with its msgpack type.  Everything that writes,
  * reads or prints records works from these tables:
  *
- *   writers   util/encoder.c         events, straight as bytes (the hot path)
- *             util/artifact-write.c  the other records, from a struct artifact_record
- *             util/proc-table.c      Process; builtin-track.c sets Meta's run keys
- *   reader    util/artifact-schema.c  msgpack maps -> struct artifact_record
- *   --dump    util/artifact-dump.c    struct artifact_record -> a JSON line
+ *   writers   util/track/encoder.c             events, straight as bytes (the hot path)
+ *             util/artifact/artifact-write.c   the other records, from a struct
+ *                                              artifact_record
+ *             util/probe/proc-table.c          Process; util/track/session.c sets
+ *                                              Meta's run keys
+ *   reader    util/artifact/artifact-schema.c  msgpack maps -> struct artifact_record
+ *   --dump    util/artifact/artifact-dump.c    struct artifact_record -> a JSON line
  *
  * tests/unit/test-artifact-format.c writes every key of every record type
  * with the writers and reads it back with the reader and the dump.
@@ -234,14 +236,14 @@ static inline void artifact_record__set_##key(struct artifact_record *r,	\
 ARTIFACT_KEYS(ARTIFACT_SETTER)
 #undef ARTIFACT_SETTER
 
-/* ---- util/artifact-schema.c: names -------------------------------------- */
+/* ---- util/artifact/artifact-schema.c: names -------------------------------------- */
 
 /* "Malloc", "Meta"...: the type name of a record; "?" for none */
 const char *artifact_record__type_name(const struct artifact_record *rec);
 /* the type name of an event kind, NULL for kinds that are not events */
 const char *artifact__kind_name(enum mt_kind kind);
 
-/* ---- util/artifact-write.c: the writer ---------------------------------- */
+/* ---- util/artifact/artifact-write.c: the writer ---------------------------------- */
 
 /* packs a string key, a string */
 void pack_key(msgpack_packer *pk, const char *key);
@@ -266,7 +268,7 @@ void pack_stack_record(msgpack_packer *pk, uint64_t id, int32_t pid,
 /* the zstd frame an artifact begins with; returns its size */
 size_t artifact__header(unsigned char buf[ARTIFACT_HEADER_SIZE]);
 
-/* ---- util/artifact-dump.c: report --dump -------------------------------- */
+/* ---- util/artifact/artifact-dump.c: report --dump -------------------------------- */
 
 /* the record as one JSON object and a newline, with the keys it had */
 void artifact_record__dump(FILE *out, const struct artifact_record *rec);

@@ -3,7 +3,7 @@
  * The writer of the records that are not events (the trailer's), with
  * msgpack-c: a struct artifact_record becomes one map, key by key, by the
  * tables of artifact-format.h.  Events are written by encode_alloc_event()
- * in util/encoder.c.
+ * in util/track/encoder.c.
  */
 #include <string.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The artifact reader: a zstd_reader (util/zstd-reader.c) hands over
+ * The artifact reader: a zstd_reader (util/artifact/zstd-reader.c) hands over
  * decompressed bytes, the records are decoded from them with the msgpack
- * pull decoder (util/msgpack-pull.c).  A record cut by the end of the bytes
+ * pull decoder (util/artifact/msgpack-pull.c).  A record cut by the end of the bytes
  * at hand is decoded again from its start once more bytes have arrived, so
  * the decoder needs no state between calls.  Nothing here allocates by a
  * length read from the file unless the bytes that length promises are

@@ -17,10 +17,10 @@
  * skipped.  Works for memtrack's artifacts and for CodSpeed's (events only,
  * no trailer).
  *
- * Its layers, each in a file of its own: util/zstd-reader.c (the file as a
- * stream of decompressed bytes, on a thread of its own), util/msgpack-pull.c
- * (msgpack tokens), util/artifact-schema.c (tokens into records, by the
- * tables of util/artifact-format.h), util/artifact.c (this API, errors).
+ * Its layers, each in a file of its own: util/artifact/zstd-reader.c (the file as a
+ * stream of decompressed bytes, on a thread of its own), util/artifact/msgpack-pull.c
+ * (msgpack tokens), util/artifact/artifact-schema.c (tokens into records, by the
+ * tables of util/artifact/artifact-format.h), util/artifact/artifact.c (this API, errors).
  */
 
 #define ARTIFACT_MAX_RECORD	(16u << 20)

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 /*
- * Which way a process is traced (DESIGN.md, "Backends"): through the
+ * Which way a process is traced (Documentation/technical/design.md, 4): through the
  * preload shim when its image will load it, through BPF uprobes when not.
  */
 enum backend {

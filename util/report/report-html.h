@@ -11,8 +11,8 @@
 #include "util/report/report-tree.h"
 
 /*
- * report --html: one self-contained page (util/report-html.html and its
- * script util/report-html.js, built into memtrack) with the figures
+ * report --html: one self-contained page (util/report/report-html.html and its
+ * script util/report/report-html.js, built into memtrack) with the figures
  * aggregated here: the call tree of the flame graph, the heap over time per
  * process, the processes and the call sites, as JSON in the page.  Nothing
  * is fetched: no network, no other file.  Every string from an artifact

@@ -8,7 +8,7 @@
 #include "util/report/report-sites.h"
 
 /*
- * report --pprof: the call sites as a pprof profile (util/profile.proto),
+ * report --pprof: the call sites as a pprof profile (util/report/profile.proto),
  * gzip-compressed, as pprof, Go, speedscope, Pyroscope and Parca read it.
  *
  * One sample per site of whole stacks (report_sites__resolve() with depth

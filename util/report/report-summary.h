@@ -69,7 +69,7 @@ struct report_heap {
 
 struct live_entry;
 
-/* the live blocks of a process: a hash table of util/report-summary.c */
+/* the live blocks of a process: a hash table of util/report/report-summary.c */
 struct report_live_table {
 	struct live_entry *slots;	/* NULL until the first block */
 	unsigned int bits;

@@ -4,7 +4,7 @@
 
 /*
  * What memtrack stats derives from the pipeline stats rows of one file
- * (DESIGN.md, "What stats derives").  Rows are added one at a time; the
+ * (Documentation/technical/design.md, 11).  Rows are added one at a time; the
  * memory held is per ring, per paused pid and per time bin, never per row.
  */
 

@@ -3,11 +3,11 @@
 #define MEMTRACK_STATS_FORMAT_H
 
 /*
- * The pipeline stats file, in one place (DESIGN.md, "Pipeline stats"): one
+ * The pipeline stats file, in one place (memtrack-stats(1), FILE FORMAT): one
  * JSON object per line, key "k" first, then the keys of its kind in the
- * order below.  util/pipeline-stats.c writes rows from this table and
- * util/stats-read.c reads them from it; tests/unit/test-stats-format.c
- * checks both against DESIGN's list.
+ * order below.  util/track/pipeline-stats.c writes rows from this table and
+ * util/stats/stats-read.c reads them from it; tests/unit/test-stats-format.c
+ * checks both against the list of keys it keeps.
  */
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
 #define MEMTRACK_STATS_READ_H
 
 /*
- * Reading pipeline stats files (JSON lines, DESIGN.md "Pipeline stats")
+ * Reading pipeline stats files (JSON lines, memtrack-stats(1) "FILE FORMAT")
  * one line at a time into a struct stats_file.
  */
 

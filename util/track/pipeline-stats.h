@@ -9,7 +9,7 @@
 
 /*
  * The JSON lines that `track --stats` writes about its own pipeline
- * (DESIGN.md, "Pipeline stats").  Every writer takes a NULL sink, so that
+ * (memtrack-stats(1), FILE FORMAT).  Every writer takes a NULL sink, so that
  * callers need no test when no stats path was given.  Safe across threads.
  * A write error stops the sampling with one warning; the run goes on.
  */

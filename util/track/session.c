@@ -245,7 +245,7 @@ static uint64_t take_stack_id(void *arg, uint64_t seq)
 	return stack_ids__take(arg, seq);
 }
 
-/* the shim's rings as one ring `heap` in the stats (DESIGN.md, "Pipeline stats") */
+/* the shim's rings as one ring `heap` in the stats (memtrack-stats(1), FILE FORMAT) */
 static void write_heap_rows(struct track_session *s, const struct ring_tick *k,
 			    const struct merge_stats *after)
 {

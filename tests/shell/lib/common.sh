@@ -81,10 +81,10 @@ write_samples() {
 
 # pprof_decode <profile.pb.gz> <dir>: the profile as JSON (see lib/pprof_decode.py),
 # decoded by Google's protobuf runtime (python3-protobuf) with the Python module that
-# protoc makes from util/profile.proto into <dir>
+# protoc makes from util/report/profile.proto into <dir>
 pprof_decode() {
 	if [ ! -f "$2/profile_pb2.py" ]; then
-		protoc --proto_path="$TOP/util" --python_out="$2" "$TOP/util/profile.proto" || return 1
+		protoc --proto_path="$TOP/util/report" --python_out="$2" "$TOP/util/report/profile.proto" || return 1
 	fi
 	/usr/bin/python3 "$TOP/tests/shell/lib/pprof_decode.py" "$2" "$1"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # Decodes a gzipped pprof profile with Google's protobuf runtime (Debian's
-# python3-protobuf) and the Python module protoc made from util/profile.proto,
+# python3-protobuf) and the Python module protoc made from util/report/profile.proto,
 # and prints it as JSON for the shell tests: the sample types, the total of
 # each, and every sample's stack, leaf first, each location as its lines
 # (inlined functions first), each line "function file:line".

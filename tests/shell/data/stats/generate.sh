@@ -1,5 +1,5 @@
 #!/bin/bash
-# Writes a pipeline stats file (DESIGN.md keys) with known figures to stdout.
+# Writes a pipeline stats file (the keys of memtrack-stats(1), FILE FORMAT) with known figures to stdout.
 #
 # Usage: generate.sh [--episodes] [--seconds <s>] [--t0 <ns>]
 #
