@@ -265,6 +265,8 @@ int cmd_track(int argc, const char **argv)
 			    "exit with the command's status even if events were dropped"),
 		OPT_BOOLEAN(0, "stop-with-root", &opts.stop_with_root,
 			    "stop when the root exits, not when the whole tree has"),
+		OPT_UINTEGER(0, "detach-after", &opts.detach_after, "seconds",
+			     "stop tracking after this long; the tree runs on"),
 		OPT_BOOLEAN(0, "no-freezer", &opts.no_freezer,
 			    "pause producers with SIGSTOP only, not the tree's cgroup freezer"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end"),

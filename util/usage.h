@@ -7,6 +7,7 @@
 
 #define MEMTRACK_EXIT_FATAL	128
 #define MEMTRACK_EXIT_USAGE	129
+#define MEMTRACK_EXIT_DETACHED	130	/* track stopped tracking when asked twice */
 
 extern int verbose;
 

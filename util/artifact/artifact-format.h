@@ -135,6 +135,7 @@ enum artifact_type {
 	X(EXECS,	execs,		IDS,	AR_IN(PROCESS))			\
 	X(ATTACHED,	attached,	BOOL,	AR_IN(META))			\
 	X(RUNNING,	running,	U32,	AR_IN(META))			\
+	X(DETACHED,	detached,	BOOL,	AR_IN(META))			\
 	X(BLIND,	blind,		U32,	AR_IN(META))			\
 	X(ID,		id,		U64,	AR_IN(FRAME) | AR_IN(STACK))	\
 	X(IP,		ip,		U64,	AR_IN(FRAME))			\

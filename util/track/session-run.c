@@ -27,24 +27,47 @@
 #include "util/usage.h"
 #include "util/util.h"
 
+#define DETACH_WINDOW_NS	(3 * NSEC_PER_SEC)
+
 static volatile pid_t forward_to;
 static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t detach_asked;
+static uint64_t last_stop_ask;		/* when SIGINT or SIGTERM last came */
+
+/* a second SIGINT or SIGTERM within DETACH_WINDOW_NS of the first asks to detach */
+static bool asks_to_detach(int sig)
+{
+	uint64_t now;
+
+	if (sig != SIGINT && sig != SIGTERM)
+		return false;
+	now = now_ns();	/* clock_gettime(): async-signal-safe */
+	if (last_stop_ask && now - last_stop_ask < DETACH_WINDOW_NS)
+		return true;
+	last_stop_ask = now;
+	return false;
+}
 
 /*
  * A signal sent to memtrack goes to the command.  One from the terminal
- * (Ctrl-C: SI_KERNEL) went to the command's process group already.
+ * (Ctrl-C: SI_KERNEL) went to the command's process group already.  The
+ * second SIGINT or SIGTERM in a row, or --detach-after's alarm, makes
+ * memtrack let go of the tree instead: a command that ignores them, or a
+ * daemon it left, must not keep memtrack waiting.
  */
 static void forward_signal(int sig, siginfo_t *info, void *uc __maybe_unused)
 {
-	if (forward_to <= 0)
+	if (sig == SIGALRM || asks_to_detach(sig))
+		detach_asked = sig;
+	else if (forward_to <= 0)
 		interrupted = sig;
 	else if (info->si_code != SI_KERNEL)
 		kill(forward_to, sig);
 }
 
-static void install_signal_forwarding(pid_t child)
+static void install_signal_forwarding(const struct track_session *s, pid_t child)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM };
 	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO };
 	size_t i;
 
@@ -52,6 +75,21 @@ static void install_signal_forwarding(pid_t child)
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaction(sigs[i], &sa, NULL);
+	if (s->opts->detach_after)
+		alarm(s->opts->detach_after);
+}
+
+/* the wait is over: the tree is let go of, and runs on untracked */
+static bool detaching(struct track_session *s)
+{
+	if (!detach_asked || s->detached)
+		return s->detached;
+	s->detached = true;
+	if (!s->opts->quiet)
+		fprintf(stderr, "memtrack: %s: detaching from the tree, which runs on; "
+			"writing what was tracked\n", detach_asked == SIGALRM ?
+			"--detach-after" : "asked twice");
+	return true;
 }
 
 /* threads started while these are blocked leave them to the main thread */
@@ -64,6 +102,7 @@ void session__block_forwarded_signals(int how)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGALRM);
 	pthread_sigmask(how, &set, NULL);
 }
 
@@ -78,7 +117,8 @@ static void follow_the_rest(struct track_session *s)
 {
 	struct timespec ts = { .tv_nsec = FOLLOW_POLL_NS };
 
-	while (!s->opts->stop_with_root && !interrupted && bpf_track__tracked(s->bpf))
+	while (!s->opts->stop_with_root && !interrupted && !detaching(s) &&
+	       bpf_track__tracked(s->bpf))
 		nanosleep(&ts, NULL);
 	s->running = bpf_track__tracked(s->bpf);
 }
@@ -96,7 +136,7 @@ static int run_child(struct track_session *s)
 	if (err)
 		return fatal("cannot track pid %d: %s", pid, strerror(-err));
 	proc_table__get(&s->procs, pid)->ppid = getpid();
-	install_signal_forwarding(pid);
+	install_signal_forwarding(s, pid);
 	session__block_forwarded_signals(SIG_UNBLOCK);
 	s->start_ns = now_ns();
 	s->spawned = false;
@@ -105,8 +145,10 @@ static int run_child(struct track_session *s)
 	while (waitpid(pid, &s->status, 0) < 0) {
 		if (errno != EINTR)
 			return fatal_errno("waitpid");
+		if (detaching(s))
+			break;
 	}
-	forward_to = -1;	/* reaped: its pid may be anyone's now */
+	forward_to = -1;	/* reaped, or let go of: its pid may be anyone's soon */
 	follow_the_rest(s);
 	s->end_ns = now_ns();
 	return 0;
@@ -210,7 +252,7 @@ static int wait_for_attached(struct track_session *s)
 		if (fds[i].fd < 0)
 			left--;
 	}
-	while (left > 0 && !interrupted) {
+	while (left > 0 && !interrupted && !detaching(s)) {
 		if (poll(fds, s->nattach, -1) < 0)
 			continue;	/* EINTR: a signal asked us to stop */
 		for (i = 0; i < s->nattach; i++) {
@@ -230,7 +272,7 @@ static int wait_for_attached(struct track_session *s)
 
 static int run_attached(struct track_session *s)
 {
-	install_signal_forwarding(0);
+	install_signal_forwarding(s, 0);
 	session__block_forwarded_signals(SIG_UNBLOCK);
 	if (!s->opts->quiet)
 		fprintf(stderr, "memtrack: tracking pid %s and its descendants; "

@@ -554,10 +554,12 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	 * the processes attached to may still run: no exit code */
 	if (s->attach)
 		artifact_record__set_attached(&run, true);
-	else
+	else if (!s->detached)
 		artifact_record__set_exit_code(&run, s->status);
 	if (s->running)
 		artifact_record__set_running(&run, s->running);
+	if (s->detached)
+		artifact_record__set_detached(&run, true);
 	if (s->blind)
 		artifact_record__set_blind(&run, s->blind);
 	artifact__pack_meta(pk, &run);

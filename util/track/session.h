@@ -56,6 +56,7 @@ struct track_opts {
 	bool tolerate_drops;
 	bool stop_with_root;
 	bool no_freezer;
+	unsigned int detach_after;	/* seconds, 0: never */
 	bool quiet;
 	bool check_bpf;
 };
@@ -113,6 +114,7 @@ struct track_session {
 	uint64_t held_exec, held_mmap;	/* stops for new code: at exec, at a code mapping */
 	uint64_t event_lost;		/* in rings dropped as corrupt */
 	unsigned int running;		/* tracked processes alive when memtrack stopped */
+	bool detached;			/* it stopped tracking a tree that runs on */
 	pthread_t sampler;
 	atomic_bool sampling;
 	struct status_line *status_line;	/* on a terminal, while the command runs */

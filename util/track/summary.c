@@ -136,6 +136,8 @@ int track_session__exit_status(const struct track_session *s, int err)
 		      s->event_drops, s->stack_drops);
 		return MEMTRACK_EXIT_FATAL;
 	}
+	if (s->detached)
+		return MEMTRACK_EXIT_DETACHED;
 	if (s->attach)
 		return 0;
 	if (WIFSIGNALED(s->status))
