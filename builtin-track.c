@@ -241,7 +241,7 @@ int cmd_track(int argc, const char **argv)
 {
 	struct option options[] = {
 		OPT_STRING('o', "output", &opts.output_dir, "dir",
-			   "directory for the artifact (default: .)"),
+			   "directory for the artifact (default: .), or its file: <name>.msgpack"),
 		OPT_STRING(0, "stats", &opts.stats_path, "path",
 			   "write pipeline stats as JSON lines (or MEMTRACK_STATS)"),
 		OPT_CALLBACK(0, "ring-size", NULL, "name=size",
@@ -301,6 +301,7 @@ int cmd_track(int argc, const char **argv)
 	} else if (argc == 1) {
 		shell_argv[2] = argv[0];
 		cmd_argv = shell_argv;
+		s.via_shell = true;
 	} else {
 		cmd_argv = argv;
 	}

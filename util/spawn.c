@@ -106,10 +106,11 @@ static void add_preload(const struct spawn *s)
 	putenv((char *)s->preload_var);
 }
 
-static void child_main(const struct spawn *s, int go_fd, int ready_fd,
+static void child_main(const struct spawn *s, int go_fd, int ready_fd, int exec_fd,
 		       const char *const argv[], const struct run_as *as)
 {
 	char go;
+	int err;
 
 	/*
 	 * Before saying it is ready: memtrack tracks the pid from then on,
@@ -128,9 +129,12 @@ static void child_main(const struct spawn *s, int go_fd, int ready_fd,
 		_exit(128);	/* memtrack gave up before starting us */
 	close(go_fd);
 	execvp(argv[0], (char *const *)argv);
+	err = errno;
 	fprintf(stderr, "memtrack: %s: %s\n", argv[0],
-		errno == ENOENT ? "command not found" : strerror(errno));
-	_exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
+		err == ENOENT ? "command not found" : strerror(err));
+	if (write(exec_fd, &err, sizeof(err)) != sizeof(err))
+		err = EIO;
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE);
 }
 
 static void close_pipe(int fds[2])
@@ -152,7 +156,7 @@ struct spawned {
  * reports the new pid and exits.  Should clone3 fail, the helper is the
  * command itself, started outside the cgroup.
  */
-static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
+static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2], int exec[2],
 			     const char *const argv[], const struct run_as *as)
 {
 	struct clone3_args args = {
@@ -172,11 +176,12 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
 		close(report[0]);
 		close(go[1]);
 		close(ready[0]);
+		close(exec[0]);
 		out.pid = syscall(SYS_clone3, &args, sizeof(args));
 		if (out.pid == 0) {
 			/* memtrack's read must see EOF should the helper die */
 			close(report[1]);
-			child_main(s, go[0], ready[1], argv, as);
+			child_main(s, go[0], ready[1], exec[1], argv, as);
 		}
 		out.in_cgroup = out.pid > 0;
 		if (out.pid < 0)
@@ -186,7 +191,7 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
 		close(report[1]);
 		if (out.in_cgroup)
 			_exit(0);
-		child_main(s, go[0], ready[1], argv, as);
+		child_main(s, go[0], ready[1], exec[1], argv, as);
 	}
 	close(report[1]);
 	if (helper < 0) {
@@ -206,7 +211,7 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2],
 
 int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as)
 {
-	int go[2], ready[2], err;
+	int go[2], ready[2], exec[2], err;
 	char c;
 
 	if (pipe2(go, O_CLOEXEC))
@@ -216,10 +221,16 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 		close_pipe(go);
 		return err;
 	}
+	if (pipe2(exec, O_CLOEXEC)) {
+		err = -errno;
+		close_pipe(go);
+		close_pipe(ready);
+		return err;
+	}
 	fflush(NULL);
 	s->in_cgroup = false;
 	if (s->cgroup_fd >= 0) {
-		s->pid = spawn_in_cgroup(s, go, ready, argv, as);
+		s->pid = spawn_in_cgroup(s, go, ready, exec, argv, as);
 		if (s->pid < 0)
 			errno = -s->pid;
 	} else {
@@ -229,15 +240,19 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 		err = -errno;
 		close_pipe(go);
 		close_pipe(ready);
+		close_pipe(exec);
 		return err;
 	}
 	if (s->pid == 0) {
 		close(go[1]);
 		close(ready[0]);
-		child_main(s, go[0], ready[1], argv, as);
+		close(exec[0]);
+		child_main(s, go[0], ready[1], exec[1], argv, as);
 	}
 	close(go[0]);
 	close(ready[1]);
+	close(exec[1]);
+	s->exec_fd = exec[0];
 	/* ready (EOF) once it has dropped privileges, or died trying */
 	while (read(ready[0], &c, 1) < 0 && errno == EINTR)
 		;
@@ -255,11 +270,28 @@ int spawn__start(struct spawn *s)
 	return err;
 }
 
+int spawn__exec_error(struct spawn *s)
+{
+	int err = 0;
+	ssize_t n;
+
+	if (s->exec_fd < 0)
+		return 0;
+	while ((n = read(s->exec_fd, &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	close(s->exec_fd);
+	s->exec_fd = -1;
+	return n == sizeof(err) ? err : 0;
+}
+
 void spawn__abort(struct spawn *s)
 {
 	if (s->go_fd >= 0)
 		close(s->go_fd);
 	s->go_fd = -1;
+	if (s->exec_fd >= 0)
+		close(s->exec_fd);
+	s->exec_fd = -1;
 	waitpid(s->pid, NULL, 0);
 }
 

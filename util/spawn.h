@@ -13,6 +13,7 @@
 struct spawn {
 	pid_t pid;
 	int go_fd;
+	int exec_fd;	/* EOF once the command is exec'd, else its errno */
 	/*
 	 * A cgroup2 directory for the command to start in (CLONE_INTO_CGROUP),
 	 * -1 for none; in_cgroup says whether it did.  Moving a process there
@@ -58,6 +59,8 @@ int run_as__call(const struct run_as *as, run_as_fn *fn, void *arg, char *why,
  */
 int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as);
 int spawn__start(struct spawn *s);
+/* after spawn__start(): 0 once the command runs, or why its exec failed */
+int spawn__exec_error(struct spawn *s);
 /* the child exits without running the command */
 void spawn__abort(struct spawn *s);
 

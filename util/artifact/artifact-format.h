@@ -44,6 +44,10 @@
 #define ARTIFACT_HEADER_MAGIC	0x184D2A5EU
 #define ARTIFACT_HEADER_SIZE	(8 + sizeof(ARTIFACT_TOOL) - 1 + 4)
 
+/* an artifact's file name: <root pid>.MemtrackArtifact.msgpack, or -o's */
+#define ARTIFACT_FILE_EXT	".msgpack"
+#define ARTIFACT_DEFAULT_SUFFIX	".MemtrackArtifact" ARTIFACT_FILE_EXT
+
 /* Meta "tool" of memtrack's artifacts, and the header's */
 #define ARTIFACT_TOOL		"memtrack"
 

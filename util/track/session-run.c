@@ -123,6 +123,19 @@ static void follow_the_rest(struct track_session *s)
 	s->running = bpf_track__tracked(s->bpf);
 }
 
+/*
+ * "<command>" through /bin/sh -c, which said it found nothing to run (127)
+ * or nothing it could run (126) and started no other process: the command
+ * never ran, as with `-- <program>` whose exec failed.
+ */
+static bool shell_found_nothing(const struct track_session *s)
+{
+	int code = WIFEXITED(s->status) ? WEXITSTATUS(s->status) : 0;
+
+	return s->via_shell && !s->detached && (code == 126 || code == 127) &&
+	       s->procs.count == 1;
+}
+
 static int run_child(struct track_session *s)
 {
 	pid_t pid = s->child.pid;
@@ -142,6 +155,7 @@ static int run_child(struct track_session *s)
 	s->spawned = false;
 	if (spawn__start(&s->child))
 		return fatal_errno("cannot start the command");
+	s->not_started = spawn__exec_error(&s->child);
 	while (waitpid(pid, &s->status, 0) < 0) {
 		if (errno != EINTR)
 			return fatal_errno("waitpid");
@@ -151,6 +165,8 @@ static int run_child(struct track_session *s)
 	forward_to = -1;	/* reaped, or let go of: its pid may be anyone's soon */
 	follow_the_rest(s);
 	s->end_ns = now_ns();
+	if (shell_found_nothing(s))
+		s->not_started = ENOENT;
 	return 0;
 }
 

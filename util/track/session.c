@@ -54,15 +54,38 @@ const char *const track_ring_names[MT_RING_MAX] = {
 	[MT_RING_STACKS] = "stacks",
 };
 
+/* -o <file>.msgpack names the artifact; any other -o is its directory */
+static bool output_is_file(const struct track_session *s)
+{
+	const char *o = s->opts->output_dir;
+	size_t len = strlen(o), ext = strlen(ARTIFACT_FILE_EXT);
+
+	return len > ext && !strcmp(o + len - ext, ARTIFACT_FILE_EXT) && o[len - ext - 1] != '/';
+}
+
 /* as the invoking user under sudo: see util/out-file.h */
 static int prepare_output_dir(struct track_session *s)
 {
-	char why[OUT_WHY_MAX];
+	char why[OUT_WHY_MAX], *dir;
+	const char *slash;
 
-	s->out_dirfd = out_dir__open(&s->run_as, s->opts->output_dir, true, why);
+	if (!output_is_file(s)) {
+		s->out_dirfd = out_dir__open(&s->run_as, s->opts->output_dir, true, why);
+		if (s->out_dirfd < 0)
+			return fatal("cannot create output directory '%s': %s",
+				     s->opts->output_dir, why);
+		return 0;
+	}
+	slash = strrchr(s->opts->output_dir, '/');
+	if (strlen(slash ? slash + 1 : s->opts->output_dir) >= sizeof(s->artifact_name))
+		return fatal("the artifact's name is too long: '%s'", s->opts->output_dir);
+	strcpy(s->artifact_name, slash ? slash + 1 : s->opts->output_dir);
+	dir = slash ? strndup(s->opts->output_dir, slash - s->opts->output_dir + 1) : NULL;
+	s->out_dirfd = out_dir__open(&s->run_as, dir ? dir : ".", true, why);
 	if (s->out_dirfd < 0)
-		return fatal("cannot create output directory '%s': %s", s->opts->output_dir, why);
-	return 0;
+		fatal("cannot create output directory '%s': %s", dir ? dir : ".", why);
+	free(dir);
+	return s->out_dirfd < 0 ? -1 : 0;
 }
 
 static int create_stats_file(struct track_session *s)
@@ -214,18 +237,35 @@ static int prepare_backend(struct track_session *s)
 }
 
 /* a new file: an artifact never replaces one (pids come round again) */
+/*
+ * A new file in the output directory: an artifact never replaces one
+ * (pids come round again); one the user named with -o replaces the last
+ * run's, as perf record -o does.
+ */
 static int open_artifact(struct track_session *s)
 {
-	char name[64], why[OUT_WHY_MAX];
+	enum out_mode mode = s->artifact_name[0] ? OUT_REPLACE : OUT_NEW;
+	char why[OUT_WHY_MAX];
 
-	snprintf(name, sizeof(name), "%d.MemtrackArtifact.msgpack", s->root_pid);
-	snprintf(s->artifact_path, sizeof(s->artifact_path), "%s/%s", s->opts->output_dir, name);
-	s->artifact_fd = out_file__create(&s->run_as, s->out_dirfd, name, OUT_NEW, why);
+	if (s->artifact_name[0])
+		snprintf(s->artifact_path, sizeof(s->artifact_path), "%s", s->opts->output_dir);
+	else {
+		snprintf(s->artifact_name, sizeof(s->artifact_name), "%d%s", s->root_pid,
+			 ARTIFACT_DEFAULT_SUFFIX);
+		snprintf(s->artifact_path, sizeof(s->artifact_path), "%s/%s",
+			 s->opts->output_dir, s->artifact_name);
+	}
+	s->artifact_fd = out_file__create(&s->run_as, s->out_dirfd, s->artifact_name, mode, why);
 	if (s->artifact_fd < 0)
 		return fatal("cannot create artifact '%s': %s", s->artifact_path, why);
-	close(s->out_dirfd);
-	s->out_dirfd = -1;
 	return 0;
+}
+
+/* a command that never ran leaves no artifact: there is nothing of it to report */
+static void remove_artifact(struct track_session *s)
+{
+	if (unlinkat(s->out_dirfd, s->artifact_name, 0))
+		warning("cannot remove artifact '%s': %s", s->artifact_path, strerror(errno));
 }
 
 static int unwind_rule(void *ctx, int32_t pid, uint64_t ip, bool ret_addr,
@@ -659,6 +699,8 @@ void track_session__init(struct track_session *s, const struct track_opts *opts)
 	s->out_dirfd = -1;
 	s->artifact_fd = -1;
 	s->guardian_fd = -1;
+	s->child.go_fd = -1;
+	s->child.exec_fd = -1;
 	s->watch.epoll_fd = -1;
 	s->watch.wake_fd = -1;
 	proc_table__init(&s->procs);
@@ -738,6 +780,10 @@ int track_session__finish(struct track_session *s)
 {
 	int err = finish_pipeline(s);
 
+	if (s->not_started) {
+		remove_artifact(s);
+		return err;
+	}
 	session__print_summary(s);
 	return err;
 }

@@ -101,9 +101,12 @@ struct track_session {
 	pid_t *attach;			/* -p: the pids, NULL when we run a command */
 	int nattach;
 	struct run_as run_as;
-	int out_dirfd;			/* -o, opened once */
+	int out_dirfd;			/* -o (its directory for a file), opened once */
 	int artifact_fd;
 	char artifact_path[PATH_MAX];
+	char artifact_name[NAME_MAX + 1];	/* in out_dirfd */
+	bool via_shell;			/* "<command>" runs through /bin/sh -c */
+	int not_started;		/* the command's exec failed: why (errno) */
 	const char *libc_path;
 	char *command;
 	int guardian_fd;
