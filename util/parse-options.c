@@ -19,50 +19,76 @@ static bool option_takes_arg(const struct option *opt)
 	       (opt->type == OPTION_CALLBACK && opt->argh);
 }
 
-static int print_option_names(const struct option *opt)
+static int print_option_names(FILE *out, const struct option *opt)
 {
-	int pos = fprintf(stderr, "    ");
+	int pos = fprintf(out, "    ");
 
 	if (opt->short_name)
-		pos += fprintf(stderr, "-%c", opt->short_name);
+		pos += fprintf(out, "-%c", opt->short_name);
 	if (opt->short_name && opt->long_name)
-		pos += fprintf(stderr, ", ");
+		pos += fprintf(out, ", ");
 	if (opt->long_name)
-		pos += fprintf(stderr, "--%s", opt->long_name);
+		pos += fprintf(out, "--%s", opt->long_name);
 	if (option_takes_arg(opt))
-		pos += fprintf(stderr, " <%s>", opt->argh ? opt->argh : "n");
+		pos += fprintf(out, " <%s>", opt->argh ? opt->argh : "n");
 	return pos;
 }
 
-void usage_with_options(const char *const usagestr[],
-			const struct option *options)
+/* "usage: ..." and "   or: ..." lines; returns what follows them */
+static const char *const *print_synopsis(FILE *out, const char *const *usagestr)
+{
+	fprintf(out, "usage: %s\n", *usagestr++);
+	while (*usagestr && **usagestr)
+		fprintf(out, "   or: %s\n", *usagestr++);
+	return usagestr;
+}
+
+/* -h: the synopsis, the text under it and every option, on stdout (git's way) */
+void help_with_options(const char *const usagestr[], const struct option *options)
 {
 	const struct option *opt;
 
-	fprintf(stderr, "usage: %s\n", *usagestr++);
-	while (*usagestr && **usagestr)
-		fprintf(stderr, "   or: %s\n", *usagestr++);
+	usagestr = print_synopsis(stdout, usagestr);
 	while (*usagestr) {
-		fprintf(stderr, "%s%s\n", **usagestr ? "    " : "", *usagestr);
+		printf("%s%s\n", **usagestr ? "    " : "", *usagestr);
 		usagestr++;
 	}
-	fputc('\n', stderr);
+	putchar('\n');
 
 	for (opt = options; opt->type != OPTION_END; opt++) {
 		int pos;
 
 		if (opt->type == OPTION_GROUP) {
-			fprintf(stderr, "\n%s\n", opt->help);
+			printf("\n%s\n", opt->help);
 			continue;
 		}
-		pos = print_option_names(opt);
+		pos = print_option_names(stdout, opt);
 		if (pos <= USAGE_OPTS_WIDTH)
-			fprintf(stderr, "%*s", USAGE_OPTS_WIDTH + USAGE_GAP - pos, "");
+			printf("%*s", USAGE_OPTS_WIDTH + USAGE_GAP - pos, "");
 		else
-			fprintf(stderr, "\n%*s", USAGE_OPTS_WIDTH + USAGE_GAP, "");
-		fprintf(stderr, "%s\n", opt->help);
+			printf("\n%*s", USAGE_OPTS_WIDTH + USAGE_GAP, "");
+		printf("%s\n", opt->help);
 	}
-	fputc('\n', stderr);
+	putchar('\n');
+	fflush(stdout);
+	exit(MEMTRACK_EXIT_USAGE);
+}
+
+/*
+ * After a usage error (its line said already): the synopsis and where the
+ * options are, on stderr, not every option again.
+ */
+void usage_with_options(const char *const usagestr[],
+			const struct option *options __maybe_unused)
+{
+	const char *cmd = usagestr[0];
+	size_t len = strcspn(cmd, " ");
+
+	/* "memtrack track [<options>]...": the command is the first two words */
+	if (cmd[len])
+		len += 1 + strcspn(cmd + len + 1, " ");
+	print_synopsis(stderr, usagestr);
+	fprintf(stderr, "Run '%.*s -h' for the options.\n", (int)len, cmd);
 	exit(MEMTRACK_EXIT_USAGE);
 }
 
@@ -203,7 +229,7 @@ int parse_options(int argc, const char **argv, const struct option *options,
 			break;
 		}
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
-			usage_with_options(usagestr, options);
+			help_with_options(usagestr, options);
 		if (!strcmp(arg, "--list-opts"))
 			list_long_options(options);
 

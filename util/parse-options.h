@@ -68,6 +68,10 @@ struct option {
 int parse_options(int argc, const char **argv, const struct option *options,
 		  const char *const usagestr[], int flags);
 
+/* the whole help, on stdout; exits 129 (-h, as git does) */
+void help_with_options(const char *const usagestr[],
+		       const struct option *options) __attribute__((noreturn));
+/* after a usage error: the synopsis and a pointer to -h on stderr; exits 129 */
 void usage_with_options(const char *const usagestr[],
 			const struct option *options) __attribute__((noreturn));
 

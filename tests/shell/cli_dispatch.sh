@@ -20,7 +20,9 @@ test_every_command_h() {
 	local c
 	for c in $("$MEMTRACK" --list-cmds); do
 		expect_eq "$c -h exits 129" 129 "$(status "$MEMTRACK" "$c" -h)"
-		if grep -q "^usage: memtrack $c" "$tmp/err"; then pass "$c -h usage"; else fail "$c -h usage" "$(head -3 "$tmp/err")"; fi
+		# on stdout, as git's and perl tools' help: `memtrack track -h | less` shows it
+		if grep -q "^usage: memtrack $c" "$tmp/out"; then pass "$c -h usage on stdout"; else fail "$c -h usage on stdout" "$(head -3 "$tmp/out")"; fi
+		expect_eq "$c -h: nothing on stderr" "" "$(cat "$tmp/err")"
 	done
 }
 
@@ -28,7 +30,7 @@ test_help_command() {
 	local c
 	for c in $("$MEMTRACK" --list-cmds); do
 		MANPATH=/nonexistent expect_eq "help $c exits 0" 0 "$(status "$MEMTRACK" help "$c")"
-		if grep -q "usage: memtrack $c" "$tmp/err" || grep -qi "memtrack-$c" "$tmp/out"; then
+		if grep -q "usage: memtrack $c" "$tmp/out" || grep -qi "memtrack-$c" "$tmp/out"; then
 			pass "help $c shows its page or its usage"
 		else
 			fail "help $c shows its page or its usage" "$(head -3 "$tmp/err")"
@@ -42,13 +44,25 @@ test_usage_matches_man_page() {
 	for c in $("$MEMTRACK" --list-cmds); do
 		page=$TOP/Documentation/memtrack-$c.txt
 		if [ ! -f "$page" ]; then fail "$c man page" "missing $page"; continue; fi
-		"$MEMTRACK" "$c" -h 2>"$tmp/err" || true
-		first=$(sed -n 's/^usage: //p' "$tmp/err")
+		"$MEMTRACK" "$c" -h >"$tmp/out" || true
+		first=$(sed -n 's/^usage: //p' "$tmp/out")
 		if grep -qF "$(echo "$first" | sed 's/^memtrack \([a-z]*\)/'"'"'memtrack \1'"'"'/')" "$page"; then
 			pass "$c usage matches its SYNOPSIS"
 		else
 			fail "$c usage matches its SYNOPSIS" "'$first' not in $page"
 		fi
+	done
+}
+
+# a usage error: its one line, the synopsis and where the options are; not every option
+test_usage_error() {
+	local c
+	for c in $("$MEMTRACK" --list-cmds); do
+		expect_eq "$c --bogus exits 129" 129 "$(status "$MEMTRACK" "$c" --bogus x)"
+		expect_eq "$c --bogus: first the error" "error: unknown option \`bogus'" "$(head -n 1 "$tmp/err")"
+		expect_eq "$c --bogus: last, where the options are" "Run 'memtrack $c -h' for the options." \
+			"$(tail -n 1 "$tmp/err")"
+		expect_eq "$c --bogus: no option listed" 0 "$(grep -c '^    -' "$tmp/err" || true)"
 	done
 }
 
@@ -66,5 +80,6 @@ test_lists
 test_every_command_h
 test_help_command
 test_usage_matches_man_page
+test_usage_error
 test_unknown
 finish
