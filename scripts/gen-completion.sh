@@ -1,6 +1,7 @@
 #!/bin/sh
 # Writes memtrack's bash completion on stdout, from the lists memtrack gives
-# of itself: memtrack --list-cmds, and memtrack <command> --list-opts.
+# of itself: memtrack --list-cmds, memtrack <command> --list-opts and
+# --list-values (the values of options that take one of a few).
 #   scripts/gen-completion.sh <memtrack binary> > memtrack.bash
 set -e
 memtrack=$1
@@ -17,6 +18,19 @@ _memtrack_opts() {
 EOF
 for c in $cmds; do
 	printf '\t%s) echo "%s" ;;\n' "$c" "$("$memtrack" "$c" --list-opts | sed 's/ *$//')"
+done
+cat <<EOF
+	esac
+}
+
+# _memtrack_values <command> <option>: the values it takes, if a few
+_memtrack_values() {
+	case "\$1 \$2" in
+EOF
+for c in $cmds; do
+	"$memtrack" "$c" --list-values | while read -r opt values; do
+		printf '\t"%s %s") echo "%s" ;;\n' "$c" "$opt" "$values"
+	done
 done
 cat <<EOF
 	esac
@@ -45,7 +59,11 @@ _memtrack() {
 			return
 		fi
 	done
-	if [[ \$cur == -* ]]; then
+	local values
+	values=\$(_memtrack_values "\$cmd" "\${COMP_WORDS[COMP_CWORD - 1]}")
+	if [ -n "\$values" ]; then
+		mapfile -t COMPREPLY < <(compgen -W "\$values" -- "\$cur")
+	elif [[ \$cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "\$(_memtrack_opts "\$cmd")" -- "\$cur")
 	else
 		compopt -o filenames 2>/dev/null

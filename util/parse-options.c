@@ -101,6 +101,15 @@ static void list_long_options(const struct option *options)
 	exit(0);
 }
 
+/* a line per option that takes one of a few values: "--backend auto preload bpf" */
+static void list_option_values(const struct option *options)
+{
+	for (; options->type != OPTION_END; options++)
+		if (options->long_name && options->values)
+			printf("--%s %s\n", options->long_name, options->values);
+	exit(0);
+}
+
 static int parse_long_long(const char *arg, long long min, long long max,
 			   long long *out)
 {
@@ -232,6 +241,8 @@ int parse_options(int argc, const char **argv, const struct option *options,
 			help_with_options(usagestr, options);
 		if (!strcmp(arg, "--list-opts"))
 			list_long_options(options);
+		if (!strcmp(arg, "--list-values"))
+			list_option_values(options);
 
 		if (arg[1] == '-')
 			used = parse_long_opt(argv + i, argc - i, options);

@@ -34,6 +34,7 @@ struct option {
 	const char *argh;
 	const char *help;
 	parse_opt_cb *callback;
+	const char *values;	/* the values it takes, space-separated, for completion */
 };
 
 #define check_vtype(v, type) \
@@ -50,6 +51,10 @@ struct option {
 #define OPT_STRING(s, l, v, a, h) \
 	{ .type = OPTION_STRING, .short_name = (s), .long_name = (l), \
 	  .value = check_vtype(v, const char **), .argh = (a), .help = (h) }
+/* a string among values ("auto preload bpf"): --list-values gives them to completion */
+#define OPT_STRING_OF(s, l, v, a, h, vals) \
+	{ .type = OPTION_STRING, .short_name = (s), .long_name = (l), \
+	  .value = check_vtype(v, const char **), .argh = (a), .help = (h), .values = (vals) }
 #define OPT_INTEGER(s, l, v, a, h) \
 	{ .type = OPTION_INTEGER, .short_name = (s), .long_name = (l), \
 	  .value = check_vtype(v, int *), .argh = (a), .help = (h) }

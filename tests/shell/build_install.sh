@@ -73,6 +73,10 @@ test_completion() {
 	expect_eq "completion: an option of report" --fail-if "$(complete_words memtrack report --fail)"
 	expect_eq "completion: an option of track" --call-graph "$(complete_words memtrack track --call)"
 	expect_eq "completion: help's commands" "stats" "$(complete_words memtrack help st)"
+	expect_eq "completion: the values of --backend" "auto preload bpf" \
+		"$(complete_words memtrack track --backend "")"
+	expect_eq "completion: the values of --call-graph" "fp" \
+		"$(complete_words memtrack track --call-graph f)"
 }
 
 test_uninstall() {
