@@ -11,24 +11,13 @@
 
 int verbose;
 
-static atomic_bool status_line_shown;
-
-void usage__status_line_shown(bool shown)
-{
-	atomic_store(&status_line_shown, shown);
-}
-
-/*
- * One write per message, starting on a cleared line while a status line
- * is drawn on stderr: the status line is redrawn below it at its next tick.
- */
+/* one write per message: a status line drawn meanwhile cannot cut it */
 static void put_message(const char *prefix, const char *msg, const char *suffix,
 			const char *end)
 {
 	char line[8192];
 
-	snprintf(line, sizeof(line), "%s%s%s%s%s%s",
-		 atomic_load(&status_line_shown) ? "\r\033[K" : "", prefix, msg,
+	snprintf(line, sizeof(line), "%s%s%s%s%s", prefix, msg,
 		 suffix ? ": " : "", suffix ? suffix : "", end);
 	fputs(line, stderr);
 }

@@ -28,8 +28,6 @@ int error(const char *fmt, ...) __printf(1, 2);
 int error_errno(const char *fmt, ...) __printf(1, 2);
 void warning(const char *fmt, ...) __printf(1, 2);
 int eprintf(int level, const char *fmt, ...) __printf(2, 3);
-/* a status line is drawn on stderr (status-line.c): messages clear it first */
-void usage__status_line_shown(bool shown);
 
 #define pr_debug(fmt, ...)	eprintf(1, fmt, ##__VA_ARGS__)
 #define pr_debug2(fmt, ...)	eprintf(2, fmt, ##__VA_ARGS__)

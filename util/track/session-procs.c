@@ -18,6 +18,7 @@
 #include "util/probe/stop-mirror.h"
 #include "util/symbol/symbolize.h"
 #include "util/track/encoder.h"
+#include "util/track/live-heap.h"
 #include "util/track/merge.h"
 #include "util/track/resolver.h"
 #include "util/track/session.h"
@@ -229,6 +230,8 @@ void session__on_merged_event(void *ctx, const struct mt_alloc_event *e)
 {
 	struct track_session *s = ctx;
 
+	if (s->live)
+		live_heap__add(s->live, e);
 	encoder__add(s->enc, e);	/* a write error is reported at the end */
 }
 

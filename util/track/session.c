@@ -30,6 +30,7 @@
 #include "util/symbol/symbolize.h"
 #include "util/track/encoder.h"
 #include "util/track/freeze-watch.h"
+#include "util/track/live-heap.h"
 #include "util/track/merge.h"
 #include "util/track/pipeline-stats.h"
 #include "util/track/poller.h"
@@ -373,6 +374,7 @@ static void status_figures(struct status_figures *f, void *arg)
 	struct track_session *s = arg;
 
 	f->events = encoder__events_in(s->enc);
+	f->live_bytes = s->live ? live_heap__bytes(s->live) : 0;
 	f->processes = __atomic_load_n(&s->procs.count, __ATOMIC_RELAXED);
 	f->episodes = __atomic_load_n(&s->events.episodes, __ATOMIC_RELAXED) +
 		      __atomic_load_n(&s->stacks.episodes, __ATOMIC_RELAXED) +
@@ -762,6 +764,12 @@ int track_session__start(struct track_session *s)
 	 * machine a starved poller means stopped producers.  The command
 	 * keeps the priority memtrack was started with.
 	 */
+	/* the live heap costs a hash update an event: only for the status line */
+	if (!s->opts->quiet && status_line__wanted(STDERR_FILENO)) {
+		s->live = malloc(sizeof(*s->live));
+		if (s->live)
+			live_heap__init(s->live);
+	}
 	if (setpriority(PRIO_PROCESS, 0, PIPELINE_NICE))
 		pr_debug("cannot raise memtrack's priority: %s\n", strerror(errno));
 	session__block_forwarded_signals(SIG_BLOCK);
@@ -812,6 +820,9 @@ void track_session__exit(struct track_session *s)
 	merger__delete(s->merger);
 	stop_mirror__delete(s->mirror);
 	free(s->waits.pids);
+	if (s->live)
+		live_heap__exit(s->live);
+	free(s->live);
 	stack_ids__delete(s->stack_ids);
 	resolver__delete(s->resolver);
 	symbolizer__delete(s->sym);

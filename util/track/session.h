@@ -39,6 +39,7 @@
 struct mt_alloc_event;
 struct shim_ring;
 struct status_line;
+struct live_heap;
 
 struct track_opts {
 	const char *output_dir;
@@ -121,6 +122,7 @@ struct track_session {
 	pthread_t sampler;
 	atomic_bool sampling;
 	struct status_line *status_line;	/* on a terminal, while the command runs */
+	struct live_heap *live;		/* for the status line, NULL without one */
 };
 
 /* the BPF rings by enum mt_ring_id, as --ring-size and the stats name them */

@@ -16,10 +16,14 @@
 #include "util/util.h"
 
 #define REDRAW_NS	(250 * NSEC_PER_MSEC)
-#define CLEAR_LINE	"\r\033[K"
+#define MIN_ROWS	4
+/* DEC save and restore cursor: the program's cursor is where it left it */
+#define SAVE_CURSOR	"\0337"
+#define RESTORE_CURSOR	"\0338"
 
 struct status_line {
 	int fd;
+	unsigned int rows;		/* the terminal's, when the region was set */
 	status_fill_fn *fill;
 	void *arg;
 	pthread_t thread;
@@ -44,49 +48,89 @@ static const char *human_count(double v, char *buf, size_t len)
 }
 
 void status_line__format(char *buf, size_t len, unsigned int width, uint64_t elapsed_ns,
-			 const struct status_figures *f, double events_per_s, uint64_t rss)
+			 const struct status_figures *f, double events_per_s)
 {
 	char events[32], rate[32], mem[32];
 
 	snprintf(buf, len, "memtrack: %.1f s, %s events (%s/s), %" PRIu64 " process%s, "
-		 "%" PRIu64 " pressure episode%s, RSS %s", elapsed_ns / 1e9,
+		 "heap %s live, %" PRIu64 " pressure episode%s", elapsed_ns / 1e9,
 		 human_count(f->events, events, sizeof(events)),
 		 human_count(events_per_s, rate, sizeof(rate)),
 		 f->processes, f->processes == 1 ? "" : "es",
-		 f->episodes, f->episodes == 1 ? "" : "s", human_bytes(rss, mem, sizeof(mem)));
+		 human_bytes(f->live_bytes, mem, sizeof(mem)),
+		 f->episodes, f->episodes == 1 ? "" : "s");
 	if (width && strlen(buf) > width)
 		buf[width] = 0;
 }
 
-/* 0 when unknown: then the line is not cut */
-static unsigned int terminal_width(int fd)
+/* false when unknown */
+static bool terminal_size(int fd, unsigned int *rows, unsigned int *cols)
 {
 	struct winsize ws;
 
-	if (ioctl(fd, TIOCGWINSZ, &ws) || !ws.ws_col)
-		return 0;
-	/* the last column would wrap on some terminals */
-	return ws.ws_col - 1;
+	if (ioctl(fd, TIOCGWINSZ, &ws) || !ws.ws_col || !ws.ws_row)
+		return false;
+	*rows = ws.ws_row;
+	*cols = ws.ws_col;
+	return true;
+}
+
+/*
+ * The program's rows: 1 to rows - 1 scroll, the last is the status line's.
+ * Setting the region homes the cursor, so it is saved and restored around
+ * it; a new line first, and back up, frees the last row without covering
+ * what it held.
+ */
+static bool set_region(struct status_line *sl, unsigned int rows)
+{
+	char seq[64];
+
+	snprintf(seq, sizeof(seq), "%s" SAVE_CURSOR "\033[1;%ur" RESTORE_CURSOR "%s",
+		 sl->rows ? "" : "\n", rows - 1, sl->rows ? "" : "\033[1A");
+	sl->rows = rows;
+	return !write_all(sl->fd, seq, strlen(seq));
 }
 
 static void draw(struct status_line *sl)
 {
 	struct status_figures f = { 0 };
 	uint64_t now = now_ns(), dt = now - sl->last_ns;
-	char line[512];
+	unsigned int rows, cols;
+	char line[600];
+	int head;
 	double rate;
 
+	if (!terminal_size(sl->fd, &rows, &cols) || rows < MIN_ROWS)
+		return;
+	if (rows != sl->rows && !set_region(sl, rows)) {
+		sl->stop = true;
+		return;
+	}
 	sl->fill(&f, sl->arg);
 	rate = dt ? (double)(f.events - sl->last_events) * NSEC_PER_SEC / dt : 0;
 	sl->last_ns = now;
 	sl->last_events = f.events;
-	memcpy(line, CLEAR_LINE, sizeof(CLEAR_LINE) - 1);
-	status_line__format(line + sizeof(CLEAR_LINE) - 1, sizeof(line) - sizeof(CLEAR_LINE),
-			    terminal_width(sl->fd), now - sl->start_ns, &f, rate,
-			    self_rss_bytes());
+	head = snprintf(line, sizeof(line), SAVE_CURSOR "\033[%u;1H\033[K", rows);
+	/* the last column would wrap on some terminals */
+	status_line__format(line + head, sizeof(line) - head - sizeof(RESTORE_CURSOR), cols - 1,
+			    now - sl->start_ns, &f, rate);
+	strcat(line, RESTORE_CURSOR);
 	/* one write: a line is never cut by another thread's message */
 	if (write_all(sl->fd, line, strlen(line)))
 		sl->stop = true;
+}
+
+/* the whole screen scrolls again, and the status row is empty */
+static void remove_region(struct status_line *sl)
+{
+	char seq[64];
+
+	if (!sl->rows)
+		return;
+	snprintf(seq, sizeof(seq), SAVE_CURSOR "\033[r\033[%u;1H\033[K" RESTORE_CURSOR,
+		 sl->rows);
+	write_all(sl->fd, seq, strlen(seq));
+	sl->rows = 0;
 }
 
 static void *status_thread(void *arg)
@@ -109,13 +153,21 @@ static void *status_thread(void *arg)
 	return NULL;
 }
 
-struct status_line *status_line__start(int fd, status_fill_fn *fill, void *arg)
+bool status_line__wanted(int fd)
 {
 	const char *term = getenv("TERM");
+	unsigned int rows, cols;
+
+	return isatty(fd) && !(term && !strcmp(term, "dumb")) &&
+	       terminal_size(fd, &rows, &cols) && rows >= MIN_ROWS;
+}
+
+struct status_line *status_line__start(int fd, status_fill_fn *fill, void *arg)
+{
 	struct status_line *sl;
 	pthread_condattr_t ca;
 
-	if (!isatty(fd) || (term && !strcmp(term, "dumb")))
+	if (!status_line__wanted(fd))
 		return NULL;
 	sl = calloc(1, sizeof(*sl));
 	if (!sl)
@@ -135,7 +187,6 @@ struct status_line *status_line__start(int fd, status_fill_fn *fill, void *arg)
 		free(sl);
 		return NULL;
 	}
-	usage__status_line_shown(true);
 	return sl;
 }
 
@@ -148,10 +199,8 @@ void status_line__stop(struct status_line *sl)
 	pthread_cond_signal(&sl->wake);
 	pthread_mutex_unlock(&sl->lock);
 	pthread_join(sl->thread, NULL);
-	/* the figures at the end, then a clean line for the summary */
-	draw(sl);
-	write_all(sl->fd, CLEAR_LINE, sizeof(CLEAR_LINE) - 1);
-	usage__status_line_shown(false);
+	/* the summary line says the figures at the end: the status row goes */
+	remove_region(sl);
 	pthread_cond_destroy(&sl->wake);
 	pthread_mutex_destroy(&sl->lock);
 	free(sl);

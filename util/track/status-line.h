@@ -2,22 +2,26 @@
 #ifndef MEMTRACK_STATUS_LINE_H
 #define MEMTRACK_STATUS_LINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /*
- * The live status of `memtrack track` on a terminal: one line on stderr,
- * redrawn four times a second by a thread of its own, cleared at the end:
+ * The live status of `memtrack track` on a terminal: the terminal's last
+ * row, kept out of the scrolling region (as apt draws its progress) so that
+ * the program's own output scrolls above it and never runs into it;
+ * redrawn four times a second by a thread of its own, removed at the end:
  *
- *   memtrack: 3.2 s, 1.6M events (512.3k/s), 17 processes, 2 pressure episodes, RSS 61.2 MiB
+ *   memtrack: 3.2 s, 1.6M events (512.3k/s), 17 processes, heap 12.1 MiB live, 2 pressure episodes
  *
- * Off a terminal (or with TERM=dumb) there is none.
+ * Off a terminal, with TERM=dumb, or on one of fewer than 4 rows there is none.
  */
 
 /* what the tracer knows; filled by the caller's function, from the thread */
 struct status_figures {
 	uint64_t events;
 	uint64_t processes;
+	uint64_t live_bytes;		/* the tree's live heap */
 	uint64_t episodes;		/* pressure episodes */
 };
 
@@ -25,16 +29,18 @@ typedef void status_fill_fn(struct status_figures *f, void *arg);
 
 struct status_line;
 
-/* starts the line on fd when fd is a terminal; NULL when not (or no memory) */
+/* whether a status line would be drawn on fd */
+bool status_line__wanted(int fd);
+/* starts the line on fd when status_line__wanted(fd); NULL when not (or no memory) */
 struct status_line *status_line__start(int fd, status_fill_fn *fill, void *arg);
 /* draws the last figures, then clears the line and stops; NULL is fine */
 void status_line__stop(struct status_line *sl);
 
 /*
  * The line itself, at most width columns (cut, never wrapped; 0: no limit): elapsed
- * time, events and their rate, processes, pressure episodes, RSS.
+ * time, events and their rate, processes, the live heap, pressure episodes.
  */
 void status_line__format(char *buf, size_t len, unsigned int width, uint64_t elapsed_ns,
-			 const struct status_figures *f, double events_per_s, uint64_t rss);
+			 const struct status_figures *f, double events_per_s);
 
 #endif
