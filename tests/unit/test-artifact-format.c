@@ -36,7 +36,7 @@ static struct artifact_record expected[ARTIFACT_TYPE_MAX] = {
 		.type = ARTIFACT_META, .format = ARTIFACT_FORMAT, .tool = ARTIFACT_TOOL,
 		.version = "9.8.7", .command = "sh -c \"make \\\\ test\"\t", .root_pid = 4242,
 		.start = 1000000000, .end = 2000000000, .drops = { .events = 3, .stacks = 4 },
-		.exit_code = 9, .attached = true, .running = 2, .blind = 1,
+		.exit_code = 9, .attached = true, .running = 2, .blind = 1, .detached = true,
 	},
 	[ARTIFACT_PROCESS] = {
 		.type = ARTIFACT_PROCESS, .pid = 4242, .ppid = 1, .comm = "make",
@@ -96,6 +96,7 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	artifact_record__set_attached(&run, m->attached);
 	artifact_record__set_running(&run, m->running);
 	artifact_record__set_blind(&run, m->blind);
+	artifact_record__set_detached(&run, m->detached);
 	artifact__pack_meta(pk, &run);
 
 	snprintf(fork.comm, sizeof(fork.comm), "%s", p->comm);

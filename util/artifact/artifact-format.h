@@ -48,6 +48,16 @@
 #define ARTIFACT_FILE_EXT	".msgpack"
 #define ARTIFACT_DEFAULT_SUFFIX	".MemtrackArtifact" ARTIFACT_FILE_EXT
 
+/*
+ * Side records: while a run goes on, the Frame and Stack records resolved so
+ * far are written every second or so in skippable frames of this magic,
+ * each holding one zstd frame of records.  Decoders of the stream (and
+ * CodSpeed's) skip them; after a complete run the trailer has them all
+ * again.  A run that was killed has no trailer: the reader then gives the
+ * side records found, so that report still names the frames.
+ */
+#define ARTIFACT_SIDE_MAGIC	0x184D2A5FU
+
 /* Meta "tool" of memtrack's artifacts, and the header's */
 #define ARTIFACT_TOOL		"memtrack"
 

@@ -42,6 +42,11 @@ struct artifact {
 	struct record_decoder dec;
 	struct artifact_record rec;
 	uint64_t records, skipped;
+	/* a killed run's side records, read after its last complete frame */
+	unsigned char *side;
+	size_t side_len;
+	struct mp_cursor side_cur;
+	bool side_read;
 	int error;
 	uint64_t error_offset;
 	char reason[256];
@@ -159,6 +164,147 @@ static int took_record(struct artifact *a)
 }
 
 /*
+ * A window of the file mapped for the walk over its frames: mapped a window
+ * at a time, so that what it maps stays small whatever the file's length.
+ */
+#define WALK_WINDOW	(8u << 20)
+
+struct walk_map {
+	int fd;
+	uint64_t size;			/* of the file */
+	const unsigned char *p;		/* bytes [base, base + len) of the file */
+	uint64_t base, len, window;
+};
+
+/* maps the window that starts at the page of off; 0 or -errno */
+static int walk_map__at(struct walk_map *w, uint64_t off)
+{
+	uint64_t page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (w->p)
+		munmap((void *)w->p, w->len);
+	w->p = NULL;
+	w->base = off / page * page;
+	w->len = w->size - w->base < w->window ? w->size - w->base : w->window;
+	p = mmap(NULL, w->len, PROT_READ, MAP_PRIVATE, w->fd, w->base);
+	if (p == MAP_FAILED)
+		return -errno;
+	w->p = p;
+	return 0;
+}
+
+/* ---- a killed run's side records ----------------------------------------- */
+
+#define SIDE_MAX	(256u << 20)	/* decompressed side records, all together */
+
+/* appends the records of one side frame (one zstd frame) to a->side; 0 or -errno */
+static int add_side_frame(struct artifact *a, const unsigned char *zf, size_t len)
+{
+	unsigned long long n = ZSTD_getFrameContentSize(zf, len);
+	unsigned char *p;
+	size_t got;
+
+	if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    n > SIDE_MAX - a->side_len)
+		return -EBADMSG;
+	p = realloc(a->side, a->side_len + n);
+	if (!p)
+		return -ENOMEM;
+	a->side = p;
+	got = ZSTD_decompress(p + a->side_len, n, zf, len);
+	if (ZSTD_isError(got) || got != n)
+		return -EBADMSG;
+	a->side_len += n;
+	return 0;
+}
+
+static int add_side_frames(struct artifact *a, const struct walk_map *w, uint64_t off,
+			   size_t frame_len)
+{
+	const unsigned char *f = w->p + (off - w->base);
+	uint32_t magic, len;
+
+	if (frame_len < 8)
+		return 0;
+	memcpy(&magic, f, sizeof(magic));
+	memcpy(&len, f + 4, sizeof(len));
+	if (le32toh(magic) != ARTIFACT_SIDE_MAGIC || le32toh(len) != frame_len - 8)
+		return 0;
+	return add_side_frame(a, f + 8, frame_len - 8);
+}
+
+/*
+ * Every side record of the file, decompressed into a->side: a walk over
+ * its frames, which reads their headers, and the side frames whole.  A
+ * broken side frame is left out; the walk ends where the file is cut.
+ */
+static void read_side_records(struct artifact *a)
+{
+	struct walk_map w = { .fd = a->fd, .size = a->size, .window = WALK_WINDOW };
+	uint64_t off = 0;
+	size_t n;
+	int err;
+
+	a->side_read = true;
+	if (!a->size || a->size > SIZE_MAX)
+		return;
+	err = walk_map__at(&w, 0);
+	while (!err && off < a->size) {
+		n = ZSTD_findFrameCompressedSize(w.p + (off - w.base), w.base + w.len - off);
+		if (!ZSTD_isError(n) && n) {
+			if (add_side_frames(a, &w, off, n) == -ENOMEM)
+				break;
+			off += n;
+			if (off < a->size && off >= w.base + w.len)
+				err = walk_map__at(&w, off);
+			continue;
+		}
+		if (w.base + w.len == a->size)
+			break;
+		if (off - w.base < (uint64_t)sysconf(_SC_PAGESIZE))
+			w.window *= 2;
+		err = walk_map__at(&w, off);
+	}
+	if (w.p)
+		munmap((void *)w.p, w.len);
+	a->side_cur.p = a->side;
+	a->side_cur.end = a->side + a->side_len;
+}
+
+/*
+ * A memtrack artifact without its trailer (the run was killed): before the
+ * error, the side records the run wrote as it went, so that frames are
+ * named from what it had resolved.  Regular files only: a pipe is read once.
+ */
+static bool side_records_left(struct artifact *a)
+{
+	if (!a->memtrack || a->seen_meta || !a->size)
+		return false;
+	if (!a->side_read)
+		read_side_records(a);
+	return a->side_cur.p && a->side_cur.p < a->side_cur.end;
+}
+
+static int next_side_record(struct artifact *a, const struct artifact_record **recp)
+{
+	while (a->side_cur.p < a->side_cur.end) {
+		int ret = record_decoder__read(&a->dec, &a->side_cur, &a->rec);
+
+		if (ret != 0 && ret != RECORD_SKIPPED)
+			break;		/* cut or bad: the rest of them is lost */
+		a->records++;
+		if (ret == 0 && (a->rec.type == ARTIFACT_FRAME || a->rec.type == ARTIFACT_STACK)) {
+			*recp = &a->rec;
+			return 1;
+		}
+		a->skipped++;
+	}
+	a->side_cur.p = a->side_cur.end;
+	return a->error;
+}
+
+/*
  * The cursor over the decompressed bytes stays in a->cur from one call to
  * the next; z->out_pos is brought up to it only when the zstd reader needs
  * it (a load of out_pos and out_len together right after a store of
@@ -171,7 +317,7 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 	int ret;
 
 	if (a->error)
-		return a->error;
+		return side_records_left(a) ? next_side_record(a, recp) : a->error;
 	for (;;) {
 		at = a->cur.p;
 		ret = at < a->cur.end ? record_decoder__read(&a->dec, &a->cur, &a->rec) : MP_MORE;
@@ -196,9 +342,10 @@ int artifact__next(struct artifact *a, const struct artifact_record **recp)
 		if (ret < 0)
 			return ret;
 		if (ret == 0) {
-			if (z->in_frame || z->out_pos < z->out_len)
-				return fail_truncated(a);
-			return at_end(a);
+			ret = z->in_frame || z->out_pos < z->out_len ? fail_truncated(a) : at_end(a);
+			if (ret && side_records_left(a))
+				return next_side_record(a, recp);
+			return ret;
 		}
 		a->cur.p = z->out + z->out_pos;
 		a->cur.end = z->out + z->out_len;
@@ -258,37 +405,6 @@ int artifact__open(const char *path, struct artifact **ap)
 	}
 	(*ap)->own_fd = true;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	return 0;
-}
-
-/*
- * A window of the file mapped for the walk over its frames: mapped a window
- * at a time, so that what it maps stays small whatever the file's length.
- */
-#define WALK_WINDOW	(8u << 20)
-
-struct walk_map {
-	int fd;
-	uint64_t size;			/* of the file */
-	const unsigned char *p;		/* bytes [base, base + len) of the file */
-	uint64_t base, len, window;
-};
-
-/* maps the window that starts at the page of off; 0 or -errno */
-static int walk_map__at(struct walk_map *w, uint64_t off)
-{
-	uint64_t page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	if (w->p)
-		munmap((void *)w->p, w->len);
-	w->p = NULL;
-	w->base = off / page * page;
-	w->len = w->size - w->base < w->window ? w->size - w->base : w->window;
-	p = mmap(NULL, w->len, PROT_READ, MAP_PRIVATE, w->fd, w->base);
-	if (p == MAP_FAILED)
-		return -errno;
-	w->p = p;
 	return 0;
 }
 
@@ -364,6 +480,7 @@ void artifact__close(struct artifact *a)
 	if (a->own_fd)
 		close(a->fd);
 	record_decoder__exit(&a->dec);
+	free(a->side);
 	free(a->name);
 	free(a);
 }

@@ -55,6 +55,8 @@ struct encoder {
 	struct worker *workers;
 	unsigned int nworkers;
 	struct worker tail;		/* encodes the trailer after drain */
+	struct worker side;		/* side records, under side_lock */
+	pthread_mutex_t side_lock;
 
 	_Atomic uint64_t events_in, events_out, bytes_written;
 };
@@ -358,6 +360,7 @@ struct encoder *encoder__new(const struct encoder_opts *opts)
 		enc->opts.level = DEFAULT_LEVEL;
 	write_header(enc);
 	pthread_mutex_init(&enc->lock, NULL);
+	pthread_mutex_init(&enc->side_lock, NULL);
 	pthread_cond_init(&enc->window_freed, NULL);
 	pthread_cond_init(&enc->window_filled, NULL);
 	pthread_cond_init(&enc->window_written, NULL);
@@ -376,7 +379,7 @@ struct encoder *encoder__new(const struct encoder_opts *opts)
 			goto fail;
 		enc->free_list[enc->nfree++] = &enc->windows[i];
 	}
-	if (worker__init(&enc->tail, enc))
+	if (worker__init(&enc->tail, enc) || worker__init(&enc->side, enc))
 		goto fail;
 	for (i = 0; i < enc->opts.threads; i++) {
 		struct worker *wk = &enc->workers[i];
@@ -486,6 +489,66 @@ int encoder__append_records(struct encoder *enc,
 	return worker__write(wk, worker__compress(wk));
 }
 
+/* the skippable frame around w's compressed records, written in the turn of seq */
+static int write_side_frame(struct worker *w, uint64_t seq, size_t zsize)
+{
+	struct encoder *enc = w->enc;
+	unsigned char hdr[8];
+	int err;
+
+	hdr[0] = ARTIFACT_SIDE_MAGIC & 0xff;
+	hdr[1] = ARTIFACT_SIDE_MAGIC >> 8 & 0xff;
+	hdr[2] = ARTIFACT_SIDE_MAGIC >> 16 & 0xff;
+	hdr[3] = ARTIFACT_SIDE_MAGIC >> 24;
+	hdr[4] = zsize & 0xff;
+	hdr[5] = zsize >> 8 & 0xff;
+	hdr[6] = zsize >> 16 & 0xff;
+	hdr[7] = zsize >> 24 & 0xff;
+	wait_for_turn(enc, seq);
+	err = enc->error;
+	if (!err && !zsize)
+		err = -ENOMEM;
+	if (!err)
+		err = write_all(enc->opts.fd, hdr, sizeof(hdr));
+	if (!err)
+		err = worker__write(w, zsize);
+	else if (!enc->error)
+		enc->error = err;
+	if (!err)
+		enc->bytes_written += sizeof(hdr);
+	pthread_mutex_lock(&enc->lock);
+	enc->next_write++;
+	pthread_cond_broadcast(&enc->window_written);
+	pthread_mutex_unlock(&enc->lock);
+	return err;
+}
+
+int encoder__add_side(struct encoder *enc, void (*pack)(msgpack_packer *pk, void *arg),
+		      void *arg)
+{
+	struct worker *w = &enc->side;
+	msgpack_packer pk;
+	uint64_t seq;
+	size_t zsize;
+	int err;
+
+	pthread_mutex_lock(&enc->side_lock);
+	msgpack_sbuffer_clear(&w->sbuf);
+	msgpack_packer_init(&pk, &w->sbuf, msgpack_sbuffer_write);
+	pack(&pk, arg);
+	if (!w->sbuf.size) {
+		pthread_mutex_unlock(&enc->side_lock);
+		return 0;
+	}
+	zsize = worker__compress(w);
+	pthread_mutex_lock(&enc->lock);
+	seq = enc->next_seq++;
+	pthread_mutex_unlock(&enc->lock);
+	err = write_side_frame(w, seq, zsize);
+	pthread_mutex_unlock(&enc->side_lock);
+	return err;
+}
+
 uint64_t encoder__events_in(struct encoder *enc)
 {
 	return enc->events_in;
@@ -510,6 +573,9 @@ void encoder__delete(struct encoder *enc)
 	join_workers(enc);
 	if (enc->tail.cctx)
 		worker__exit(&enc->tail);
+	if (enc->side.cctx)
+		worker__exit(&enc->side);
+	pthread_mutex_destroy(&enc->side_lock);
 	for (i = 0; enc->windows && i < enc->nwindows; i++)
 		free(enc->windows[i].ev);
 	free(enc->windows);

@@ -53,6 +53,13 @@ int encoder__drain(struct encoder *enc);
 /* appends one frame of records built by pack(); after encoder__drain() */
 int encoder__append_records(struct encoder *enc,
 			    void (*pack)(msgpack_packer *pk, void *arg), void *arg);
+/*
+ * Appends records built by pack() as side records (a skippable frame, see
+ * artifact-format.h), in order after the windows handed over so far; from
+ * any thread, until encoder__drain().
+ */
+int encoder__add_side(struct encoder *enc, void (*pack)(msgpack_packer *pk, void *arg),
+		      void *arg);
 uint64_t encoder__events_in(struct encoder *enc);	/* taken by encoder__add */
 uint64_t encoder__events_out(struct encoder *enc);	/* taken by a worker */
 uint64_t encoder__bytes_written(struct encoder *enc);

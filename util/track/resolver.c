@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/track/encoder.h"
 #include "util/track/resolver.h"
@@ -11,6 +12,7 @@
 
 #define QUEUE_SLOTS	1024
 #define BATCH_MAX	256
+#define FLUSH_NS	(2 * NSEC_PER_SEC)	/* between side records, and before the first */
 
 struct frame_entry {
 	struct sym_frame f;
@@ -45,6 +47,13 @@ struct resolver {
 	size_t nstacks, stacks_cap;
 	uint64_t *frame_ids;
 	size_t nframe_ids, frame_ids_cap;
+
+	/* side records: what the last flush packed */
+	void (*flush)(void *ctx, resolver_pack_fn *pack, void *pack_arg);
+	void *flush_ctx;
+	uint64_t flushed_ns;
+	uint64_t flushed_frames;	/* frame ids up to this one */
+	size_t flushed_stacks;
 };
 
 /*
@@ -174,13 +183,60 @@ static void resolve_batch(struct resolver *r, struct mt_stack_record *batch, uns
 	pstats__resolve(r->stats, t0, now_ns(), n);
 }
 
+static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
+{
+	struct frame_record rec = {
+		.id = f->id, .ip = f->ip, .offset = f->f.offset,
+		.module = f->f.module ? f->f.module : SYM_UNKNOWN,
+		.symbol = f->f.symbol ? f->f.symbol : SYM_UNKNOWN,
+		.file = f->f.file, .line = f->f.line, .inlined = f->f.inlined,
+	};
+
+	pack_frame_record(pk, &rec);
+}
+
+/* the frames and stacks resolved since the last flush */
+static void pack_new(msgpack_packer *pk, void *arg)
+{
+	struct resolver *r = arg;
+	size_t i;
+
+	for (i = 0; i < r->frames_cap; i++)
+		if (r->frames[i].id > r->flushed_frames)
+			pack_frame(pk, &r->frames[i]);
+	for (i = r->flushed_stacks; i < r->nstacks; i++) {
+		const struct stack_entry *st = &r->stacks[i];
+
+		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);
+	}
+}
+
+static void flush_if_due(struct resolver *r)
+{
+	uint64_t now = now_ns();
+
+	if (!r->flush || r->nstacks == r->flushed_stacks || now - r->flushed_ns < FLUSH_NS)
+		return;
+	r->flush(r->flush_ctx, pack_new, r);
+	r->flushed_ns = now;
+	r->flushed_frames = r->nframes;
+	r->flushed_stacks = r->nstacks;
+}
+
+/* waits for stacks; a second without any ends the wait, for a flush that is due */
 static unsigned int take_batch(struct resolver *r, struct mt_stack_record *batch)
 {
 	unsigned int n = 0;
+	struct timespec ts;
+	uint64_t until;
 
 	pthread_mutex_lock(&r->lock);
-	while (!r->count && !r->finishing)
-		pthread_cond_wait(&r->filled, &r->lock);
+	until = now_ns() + FLUSH_NS;
+	ts.tv_sec = until / NSEC_PER_SEC;
+	ts.tv_nsec = until % NSEC_PER_SEC;
+	while (!r->count && !r->finishing &&
+	       pthread_cond_timedwait(&r->filled, &r->lock, &ts) != ETIMEDOUT)
+		;
 	while (r->count && n < BATCH_MAX) {
 		batch[n++] = r->queue[r->head];
 		r->head = (r->head + 1) % QUEUE_SLOTS;
@@ -191,6 +247,16 @@ static unsigned int take_batch(struct resolver *r, struct mt_stack_record *batch
 	return n;
 }
 
+static bool resolver_finishing(struct resolver *r)
+{
+	bool finishing;
+
+	pthread_mutex_lock(&r->lock);
+	finishing = r->finishing && !r->count;
+	pthread_mutex_unlock(&r->lock);
+	return finishing;
+}
+
 static void *resolver_main(void *arg)
 {
 	struct resolver *r = arg;
@@ -199,15 +265,33 @@ static void *resolver_main(void *arg)
 
 	if (!batch)
 		return NULL;
-	while ((n = take_batch(r, batch)))
-		resolve_batch(r, batch, n);
+	for (;;) {
+		n = take_batch(r, batch);
+		if (n)
+			resolve_batch(r, batch, n);
+		else if (resolver_finishing(r))
+			break;
+		flush_if_due(r);
+	}
 	free(batch);
 	return NULL;
+}
+
+void resolver__set_flush(struct resolver *r,
+			 void (*flush)(void *ctx, resolver_pack_fn *pack, void *pack_arg),
+			 void *ctx)
+{
+	pthread_mutex_lock(&r->lock);
+	r->flush = flush;
+	r->flush_ctx = ctx;
+	r->flushed_ns = now_ns();
+	pthread_mutex_unlock(&r->lock);
 }
 
 struct resolver *resolver__new(struct symbolizer *sym, struct pstats *stats)
 {
 	struct resolver *r = calloc(1, sizeof(*r));
+	pthread_condattr_t ca;
 
 	if (!r)
 		return NULL;
@@ -215,7 +299,10 @@ struct resolver *resolver__new(struct symbolizer *sym, struct pstats *stats)
 	r->stats = stats;
 	r->queue = malloc(QUEUE_SLOTS * sizeof(*r->queue));
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->filled, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->filled, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&r->drained, NULL);
 	if (!r->queue || rehash_frames(r) ||
 	    pthread_create(&r->thread, NULL, resolver_main, r)) {
@@ -255,18 +342,6 @@ int resolver__finish(struct resolver *r)
 	pthread_join(r->thread, NULL);
 	retry_deferred(r, true);
 	return 0;
-}
-
-static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
-{
-	struct frame_record rec = {
-		.id = f->id, .ip = f->ip, .offset = f->f.offset,
-		.module = f->f.module ? f->f.module : SYM_UNKNOWN,
-		.symbol = f->f.symbol ? f->f.symbol : SYM_UNKNOWN,
-		.file = f->f.file, .line = f->f.line, .inlined = f->f.inlined,
-	};
-
-	pack_frame_record(pk, &rec);
 }
 
 void resolver__pack(struct resolver *r, msgpack_packer *pk)

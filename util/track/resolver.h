@@ -24,6 +24,17 @@ int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32
 int resolver__finish(struct resolver *r);
 /* one Frame map per frame, then one Stack map per stack */
 void resolver__pack(struct resolver *r, msgpack_packer *pk);
+
+/*
+ * Every second or so, the resolver thread hands what it resolved since the
+ * last time to flush(), which packs it with the pack function given (the
+ * artifact's side records: a run killed before its trailer still has its
+ * frames named).  Set before the first push.
+ */
+typedef void resolver_pack_fn(msgpack_packer *pk, void *arg);
+void resolver__set_flush(struct resolver *r,
+			 void (*flush)(void *ctx, resolver_pack_fn *pack, void *pack_arg),
+			 void *ctx);
 uint64_t resolver__stacks(struct resolver *r);
 uint64_t resolver__frames(struct resolver *r);
 void resolver__delete(struct resolver *r);

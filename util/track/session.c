@@ -545,6 +545,14 @@ static int start_stack_stages(struct track_session *s)
 	return 0;
 }
 
+/* the resolver's side records go into the artifact between the windows */
+static void write_side_records(void *ctx, resolver_pack_fn *pack, void *pack_arg)
+{
+	struct track_session *s = ctx;
+
+	encoder__add_side(s->enc, pack, pack_arg);	/* a write error is said at the end */
+}
+
 static int start_pipeline(struct track_session *s)
 {
 	struct encoder_opts eo = {
@@ -565,6 +573,8 @@ static int start_pipeline(struct track_session *s)
 	s->enc = encoder__new(&eo);
 	if (!s->enc)
 		return fatal("cannot start the encoder: out of memory");
+	if (s->resolver)
+		resolver__set_flush(s->resolver, write_side_records, s);
 	err = start_poller(s, &s->events, MT_RING_EVENTS, session__on_event_record,
 			   on_events_tick, 0);
 	if (err)
