@@ -233,6 +233,9 @@ $(OUTPUT)/tests/unit/%: $(OUTPUT)/tests/unit/%.o $(UTIL_OBJS)
 
 unit: $(UNIT_BINS)
 
+# the shim's unwinder tests build its sources in, as the shim is built: with frame pointers
+$(OUTPUT)/tests/unit/test-shim-unwind.o: CFLAGS += -fno-omit-frame-pointer
+
 # test and demo install what is missing first: on a fresh machine they are enough
 test: deps
 	$(Q)$(MAKE) all unit

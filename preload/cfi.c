@@ -11,14 +11,25 @@
  * loads a frame.  What this does not follow (a CFA expression, as in PLT
  * stubs and signal frames; a module without .eh_frame_hdr) ends the stack.
  *
+ * Nothing read is trusted: the stack through struct shim_span, and the
+ * tables through a cursor that stays inside the module's readable
+ * PT_LOAD segments and inside the record being read.  A table that breaks
+ * a rule (a length past its segment, a pointer out of the module, an
+ * encoding not handled) ends the walk.
+ *
  * Modules come from dl_iterate_phdr, once, and again when a pc falls in
- * none of them (a library loaded since).  Every read of the stack is
- * bounded by the thread's stack mapping.
+ * none of them and the loader's counts of objects added and removed have
+ * moved.  dlclose() unmaps a module's tables: it waits until no thread is
+ * reading tables, and keeps them out until the module is gone
+ * (shim_cfi_close_begin/end).
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -26,147 +37,394 @@
 
 #if defined(__x86_64__)
 
-#define REG_RBP		6
-#define REG_RSP		7
-#define REG_RA		16
-#define MAX_MODULES	1024
-#define CACHE_SIZE	4096		/* rules per thread, direct mapped */
+#define DW_RBP		6		/* DWARF register numbers */
+#define DW_RSP		7
+#define DW_RA		16
+#define MAX_EXTENTS	8		/* readable PT_LOADs kept per module */
+#define CACHE_FIRST	256		/* rules: one page */
+#define CACHE_MAX	4096
 #define MAX_STATE_STACK	8		/* DW_CFA_remember_state depth */
+
+struct extent {
+	uintptr_t lo, hi;
+};
 
 struct module {
 	uintptr_t lo, hi;		/* its code */
-	const uint8_t *hdr;		/* .eh_frame_hdr, NULL without one */
+	uintptr_t hdr;			/* .eh_frame_hdr, 0 without one */
+	unsigned int nr_ext;
+	struct extent ext[MAX_EXTENTS];	/* what of it may be read */
 };
 
 struct module_table {
-	unsigned int n;
-	struct module m[MAX_MODULES];
+	struct module_table *retired;	/* an older table, unmapped once no reader is left */
+	size_t bytes;
+	unsigned long long adds, subs;	/* the loader's counts when it was read */
+	unsigned int n, cap;
+	struct module m[];
 };
 
 /* how to find the caller of a frame at pc */
 struct rule {
 	uint64_t pc;			/* 0: an empty slot */
 	int32_t cfa_off;
-	int16_t ra_off;			/* from the CFA */
 	int16_t bp_off;			/* from the CFA, 0: rbp is not saved */
-	uint8_t cfa_reg;		/* REG_RSP or REG_RBP; 0: no rule */
+	int8_t ra_off;			/* from the CFA, 0: no rule, the stack ends here */
+	uint8_t cfa_reg;		/* DW_RSP or DW_RBP */
 };
 
-static struct module_table *modules;	/* published whole; old tables are kept */
+/*
+ * Who reads tables, and a dlclose() under way.  In a page of its own,
+ * wiped in a forked child: a thread of the parent that was reading when
+ * another forked would otherwise be counted in the child for ever.
+ */
+struct table_sync {
+	uint32_t readers;
+	uint32_t closing;
+};
+
+static struct table_sync *sync_page;
+static struct module_table *modules;	/* published whole; replaced ones are retired */
 static unsigned int generation;		/* of the libraries loaded: a cache of another is void */
 
 static __thread struct rule *cache __attribute__((tls_model("initial-exec")));
-static __thread unsigned int cache_generation __attribute__((tls_model("initial-exec")));
+static __thread unsigned int cache_cap, cache_misses, cache_generation
+	__attribute__((tls_model("initial-exec")));
+
+static struct table_sync *table_sync(void)
+{
+	struct table_sync *s = __atomic_load_n(&sync_page, __ATOMIC_ACQUIRE), *expected = NULL;
+
+	if (s)
+		return s;
+	s = shim_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
+		return NULL;
+	if (madvise(s, 4096, MADV_WIPEONFORK)) {
+		shim_munmap(s, 4096);
+		return NULL;
+	}
+	if (!__atomic_compare_exchange_n(&sync_page, &expected, s, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		shim_munmap(s, 4096);
+		return expected;
+	}
+	return s;
+}
+
+/* false: a dlclose() is under way, no table may be read */
+static bool tables_enter(struct table_sync *s)
+{
+	__atomic_add_fetch(&s->readers, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&s->closing, __ATOMIC_SEQ_CST))
+		return true;
+	__atomic_sub_fetch(&s->readers, 1, __ATOMIC_RELEASE);
+	return false;
+}
+
+static void tables_leave(struct table_sync *s)
+{
+	__atomic_sub_fetch(&s->readers, 1, __ATOMIC_RELEASE);
+}
+
+void shim_cfi_close_begin(void)
+{
+	struct table_sync *s = table_sync();
+
+	if (!s)
+		return;
+	__atomic_add_fetch(&s->closing, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&s->readers, __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
+static void free_tables(struct module_table *t)
+{
+	while (t) {
+		struct module_table *older = t->retired;
+
+		shim_munmap(t, t->bytes);
+		t = older;
+	}
+}
+
+/* the library is gone: so are its pcs' rules, and the tables that listed it */
+void shim_cfi_close_end(void)
+{
+	struct table_sync *s = table_sync();
+	struct module_table *t = __atomic_exchange_n(&modules, NULL, __ATOMIC_ACQ_REL);
+
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
+	if (!s)
+		return;
+	/* no reader can hold a table: they wait for closing to end */
+	free_tables(t);
+	__atomic_sub_fetch(&s->closing, 1, __ATOMIC_RELEASE);
+}
+
+static bool add_overflows(uintptr_t a, uintptr_t b, uintptr_t *out)
+{
+	return __builtin_add_overflow(a, b, out);
+}
+
+/* a + off, false when it leaves the address space (the builtin sums exactly) */
+static bool add_offset(uintptr_t a, int64_t off, uintptr_t *out)
+{
+	return !__builtin_add_overflow(a, off, out);
+}
+
+static void add_extent(struct module *m, uintptr_t lo, uintptr_t hi)
+{
+	unsigned int i;
+
+	/* segments the loader mapped back to back read as one */
+	for (i = 0; i < m->nr_ext; i++) {
+		if (m->ext[i].hi == lo) {
+			m->ext[i].hi = hi;
+			return;
+		}
+		if (m->ext[i].lo == hi) {
+			m->ext[i].lo = lo;
+			return;
+		}
+	}
+	if (m->nr_ext < MAX_EXTENTS)
+		m->ext[m->nr_ext++] = (struct extent){ lo, hi };
+}
+
+static bool read_module(const struct dl_phdr_info *info, struct module *m)
+{
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo, hi;
+
+		if (add_overflows(info->dlpi_addr, ph->p_vaddr, &lo) ||
+		    add_overflows(lo, ph->p_memsz, &hi))
+			continue;
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			m->hdr = lo;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_flags & PF_R)
+			add_extent(m, lo, hi);
+		if (!(ph->p_flags & PF_X))
+			continue;
+		if (!m->lo || lo < m->lo)
+			m->lo = lo;
+		if (hi > m->hi)
+			m->hi = hi;
+	}
+	return m->lo;
+}
+
+struct loader_counts {
+	unsigned long long adds, subs;
+};
+
+static bool counts_of(const struct dl_phdr_info *info, size_t size, struct loader_counts *c)
+{
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		return false;
+	c->adds = info->dlpi_adds;
+	c->subs = info->dlpi_subs;
+	return true;
+}
+
+static int count_modules(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct module_table *t = arg;
+	struct loader_counts c;
+
+	if (!t->n && counts_of(info, size, &c)) {
+		t->adds = c.adds;
+		t->subs = c.subs;
+	}
+	t->n++;
+	return 0;
+}
 
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct module_table *t = arg;
-	struct module m = { 0 };
-	int i;
 
 	(void)size;
-	if (t->n == MAX_MODULES)
+	if (t->n == t->cap)
 		return 1;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_GNU_EH_FRAME)
-			m.hdr = (const uint8_t *)lo;
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (!m.lo || lo < m.lo)
-			m.lo = lo;
-		if (lo + ph->p_memsz > m.hi)
-			m.hi = lo + ph->p_memsz;
-	}
-	if (m.lo)
-		t->m[t->n++] = m;
+	if (read_module(info, &t->m[t->n]))
+		t->n++;
 	return 0;
 }
 
-static void load_modules(void)
+static int first_counts(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct module_table *t = shim_mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (t == MAP_FAILED)
-		return;
-	dl_iterate_phdr(add_module, t);
-	/* readers may still hold the old table: it is not unmapped */
-	__atomic_store_n(&modules, t, __ATOMIC_RELEASE);
+	if (!counts_of(info, size, arg))
+		*(struct loader_counts *)arg = (struct loader_counts){ ~0ULL, ~0ULL };
+	return 1;
 }
 
-static const struct module *module_of(uintptr_t pc, bool reload)
+/* the loader has added or removed an object since t was read */
+static bool modules_moved(const struct module_table *t)
 {
-	struct module_table *t = __atomic_load_n(&modules, __ATOMIC_ACQUIRE);
+	struct loader_counts c = { ~0ULL, ~0ULL };
+
+	if (!t)
+		return true;
+	dl_iterate_phdr(first_counts, &c);
+	return c.adds != t->adds || c.subs != t->subs || c.adds == ~0ULL;
+}
+
+/* a new table; the old one is retired, not unmapped: another reader may hold it */
+static void load_modules(struct module_table *old)
+{
+	struct module_table probe = { 0 }, *t;
+	size_t bytes;
+
+	dl_iterate_phdr(count_modules, &probe);
+	/* room for a few loaded meanwhile */
+	bytes = offsetof(struct module_table, m) + (probe.n + 8) * sizeof(struct module);
+	bytes = (bytes + 4095) & ~(size_t)4095;
+	t = shim_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return;
+	t->bytes = bytes;
+	t->cap = (bytes - offsetof(struct module_table, m)) / sizeof(struct module);
+	t->adds = probe.adds;
+	t->subs = probe.subs;
+	dl_iterate_phdr(add_module, t);
+	if (__atomic_compare_exchange_n(&modules, &old, t, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		t->retired = old;
+		return;
+	}
+	shim_munmap(t, bytes);	/* another thread published first */
+}
+
+static const struct module *find_module(const struct module_table *t, uintptr_t pc)
+{
 	unsigned int i;
 
 	for (i = 0; t && i < t->n; i++)
 		if (pc >= t->m[i].lo && pc < t->m[i].hi)
 			return &t->m[i];
-	if (!reload)
-		return NULL;
-	load_modules();
-	return module_of(pc, false);
+	return NULL;
 }
 
-static uint64_t uleb(const uint8_t **p)
+static const struct module *module_of(uintptr_t pc)
 {
-	uint64_t v = 0;
+	struct module_table *t = __atomic_load_n(&modules, __ATOMIC_ACQUIRE);
+	const struct module *m = find_module(t, pc);
+
+	if (m || !modules_moved(t))
+		return m;
+	load_modules(t);
+	return find_module(__atomic_load_n(&modules, __ATOMIC_ACQUIRE), pc);
+}
+
+/* a reader of a module's tables: [p, end) may be read */
+struct cursor {
+	uintptr_t p, end;
+};
+
+/* a cursor at a, up to the end of the readable segment holding it */
+static bool cursor_at(const struct module *m, uintptr_t a, struct cursor *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_ext; i++) {
+		if (a >= m->ext[i].lo && a < m->ext[i].hi) {
+			*c = (struct cursor){ a, m->ext[i].hi };
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool cur_read(struct cursor *c, void *out, size_t n)
+{
+	if (c->end - c->p < n)
+		return false;
+	memcpy(out, (const void *)c->p, n);
+	c->p += n;
+	return true;
+}
+
+static bool cur_skip(struct cursor *c, uint64_t n)
+{
+	if (c->end - c->p < n)
+		return false;
+	c->p += n;
+	return true;
+}
+
+static bool cur_u8(struct cursor *c, uint8_t *v)
+{
+	return cur_read(c, v, 1);
+}
+
+static bool cur_uleb(struct cursor *c, uint64_t *v)
+{
 	unsigned int shift = 0;
 	uint8_t b;
 
+	*v = 0;
 	do {
-		b = *(*p)++;
+		if (!cur_u8(c, &b))
+			return false;
 		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
+			*v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
-	return v;
+	return true;
 }
 
-static int64_t sleb(const uint8_t **p)
+static bool cur_sleb(struct cursor *c, int64_t *v)
 {
-	int64_t v = 0;
 	unsigned int shift = 0;
+	uint64_t u = 0;
 	uint8_t b;
 
 	do {
-		b = *(*p)++;
+		if (!cur_u8(c, &b))
+			return false;
 		if (shift < 64)
-			v |= (int64_t)(b & 0x7f) << shift;
+			u |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
 	if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
-	return v;
+		u |= ~0ULL << shift;
+	*v = (int64_t)u;
+	return true;
 }
 
 /* a DW_EH_PE-encoded pointer; false for an encoding not handled */
-static bool read_encoded(const uint8_t **p, uint8_t enc, uintptr_t data_base, uintptr_t *out)
+static bool cur_encoded(struct cursor *c, uint8_t enc, uintptr_t data_base, uintptr_t *out)
 {
-	const uint8_t *start = *p;
-	uintptr_t v;
+	uintptr_t start = c->p, v;
+	union { uint16_t u16; uint32_t u32; uint64_t u64; int16_t s16; int32_t s32; } x;
+	int64_t s;
+	bool ok;
 
-	if (enc == 0xff)	/* DW_EH_PE_omit */
-		return false;
 	switch (enc & 0x0f) {
-	case 0x00: v = *(const uint64_t *)*p; *p += 8; break;	/* absptr */
-	case 0x01: v = uleb(p); break;
-	case 0x02: v = *(const uint16_t *)*p; *p += 2; break;
-	case 0x03: v = *(const uint32_t *)*p; *p += 4; break;
-	case 0x04: v = *(const uint64_t *)*p; *p += 8; break;
-	case 0x09: v = sleb(p); break;
-	case 0x0a: v = (intptr_t)*(const int16_t *)*p; *p += 2; break;
-	case 0x0b: v = (intptr_t)*(const int32_t *)*p; *p += 4; break;
-	case 0x0c: v = *(const int64_t *)*p; *p += 8; break;
+	case 0x00: case 0x04: case 0x0c:	/* absptr, udata8, sdata8 */
+		ok = cur_read(c, &x.u64, 8), v = x.u64;
+		break;
+	case 0x01: ok = cur_uleb(c, &x.u64), v = x.u64; break;
+	case 0x02: ok = cur_read(c, &x.u16, 2), v = x.u16; break;
+	case 0x03: ok = cur_read(c, &x.u32, 4), v = x.u32; break;
+	case 0x09: ok = cur_sleb(c, &s), v = s; break;
+	case 0x0a: ok = cur_read(c, &x.s16, 2), v = (intptr_t)x.s16; break;
+	case 0x0b: ok = cur_read(c, &x.s32, 4), v = (intptr_t)x.s32; break;
 	default: return false;
 	}
+	if (!ok)
+		return false;
 	switch (enc & 0x70) {
 	case 0x00: break;
-	case 0x10: v += (uintptr_t)start; break;	/* pcrel */
-	case 0x30: v += data_base; break;		/* datarel */
+	case 0x10: v += start; break;		/* pcrel */
+	case 0x30: v += data_base; break;	/* datarel */
 	default: return false;
 	}
 	*out = v;
@@ -174,226 +432,299 @@ static bool read_encoded(const uint8_t **p, uint8_t enc, uintptr_t data_base, ui
 }
 
 /* the FDE covering pc, by binary search of .eh_frame_hdr's table */
-static const uint8_t *find_fde(const struct module *m, uintptr_t pc)
+static bool find_fde(const struct module *m, uintptr_t pc, uintptr_t *fde)
 {
-	const uint8_t *h = m->hdr, *p;
-	const int32_t *table;
-	uintptr_t eh_frame, count;
+	struct cursor c;
+	uint8_t h[4];
+	uintptr_t eh_frame, count, table;
 	size_t lo = 0, hi;
+	int32_t e[2];
 
-	if (!h || h[0] != 1 || h[3] != 0x3b)	/* datarel sdata4: what ld writes */
-		return NULL;
-	p = h + 4;
-	if (!read_encoded(&p, h[1], (uintptr_t)h, &eh_frame) ||
-	    !read_encoded(&p, h[2], (uintptr_t)h, &count) || !count)
-		return NULL;
-	table = (const int32_t *)p;
+	if (!m->hdr || !cursor_at(m, m->hdr, &c) || !cur_read(&c, h, 4))
+		return false;
+	if (h[0] != 1 || h[3] != 0x3b || h[1] == 0xff || h[2] == 0xff)	/* datarel sdata4: ld's */
+		return false;
+	if (!cur_encoded(&c, h[1], m->hdr, &eh_frame) || !cur_encoded(&c, h[2], m->hdr, &count) ||
+	    !count || count > (c.end - c.p) / 8)
+		return false;
+	table = c.p;
 	hi = count;
 	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
-		if ((uintptr_t)h + table[2 * mid] <= pc)
+		memcpy(e, (const void *)(table + 8 * mid), 8);
+		if (m->hdr + (intptr_t)e[0] <= pc)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	if ((uintptr_t)h + table[2 * lo] > pc)
-		return NULL;
-	return h + table[2 * lo + 1];
+	memcpy(e, (const void *)(table + 8 * lo), 8);
+	if (m->hdr + (intptr_t)e[0] > pc)
+		return false;
+	return add_offset(m->hdr, e[1], fde);
+}
+
+/* a CIE or FDE at a: a cursor over its body, after the length */
+static bool record_at(const struct module *m, uintptr_t a, struct cursor *body)
+{
+	uint32_t len;
+
+	if (!cursor_at(m, a, body) || !cur_read(body, &len, 4))
+		return false;
+	/* 0 ends .eh_frame; ~0 is 64-bit DWARF, not written for .eh_frame */
+	if (!len || len == 0xffffffff || body->end - body->p < len)
+		return false;
+	body->end = body->p + len;
+	return true;
 }
 
 struct cie {
 	uint64_t code_align;
 	int64_t data_align;
-	uint64_t ra_reg;
 	uint8_t fde_enc;
 	bool has_aug_data;
-	const uint8_t *insns, *end;
+	struct cursor insns;
 };
 
-static bool parse_cie(const uint8_t *p, struct cie *c)
+static bool parse_cie(const struct module *m, uintptr_t a, struct cie *cie)
 {
-	uint32_t len = *(const uint32_t *)p;
-	const uint8_t *end = p + 4 + len;
-	const char *aug;
-	uint8_t version;
+	struct cursor c;
+	uint32_t id;
+	uint8_t version, b;
+	uint64_t ra_reg, n;
+	char aug[8];
+	unsigned int i = 0;
 
-	if (len == 0xffffffff || *(const uint32_t *)(p + 4) != 0)
-		return false;	/* 64-bit DWARF, or not a CIE */
-	p += 8;
-	version = *p++;
-	aug = (const char *)p;
-	p += strlen(aug) + 1;
-	c->code_align = uleb(&p);
-	c->data_align = sleb(&p);
-	c->ra_reg = version == 1 ? *p++ : uleb(&p);
-	c->fde_enc = 0;
-	c->has_aug_data = aug[0] == 'z';
-	if (c->has_aug_data) {
-		uint64_t n = uleb(&p);
-		const uint8_t *data_end = p + n;
+	if (!record_at(m, a, &c) || !cur_read(&c, &id, 4) || id || !cur_u8(&c, &version))
+		return false;
+	do {
+		if (!cur_u8(&c, &b) || i == sizeof(aug))
+			return false;	/* no augmentation string this long is known */
+		aug[i++] = b;
+	} while (b);
+	if (!cur_uleb(&c, &cie->code_align) || !cur_sleb(&c, &cie->data_align))
+		return false;
+	if (version == 1) {
+		if (!cur_u8(&c, &b))
+			return false;
+		ra_reg = b;
+	} else if (!cur_uleb(&c, &ra_reg)) {
+		return false;
+	}
+	cie->fde_enc = 0;
+	cie->has_aug_data = aug[0] == 'z';
+	if (cie->has_aug_data) {
+		struct cursor data;
 		uintptr_t ignored;
 
-		for (aug++; *aug; aug++) {
-			if (*aug == 'R') {
-				c->fde_enc = *p++;
-			} else if (*aug == 'L') {
-				p++;
-			} else if (*aug == 'P') {
-				uint8_t enc = *p++;
-
-				if (!read_encoded(&p, enc & 0x7f, 0, &ignored))
+		if (!cur_uleb(&c, &n) || c.end - c.p < n)
+			return false;
+		data = (struct cursor){ c.p, c.p + n };
+		for (i = 1; aug[i]; i++) {
+			if (aug[i] == 'R') {
+				if (!cur_u8(&data, &cie->fde_enc))
+					return false;
+			} else if (aug[i] == 'L') {
+				if (!cur_u8(&data, &b))
+					return false;
+			} else if (aug[i] == 'P') {
+				if (!cur_u8(&data, &b) || !cur_encoded(&data, b & 0x7f, 0, &ignored))
 					return false;
 			} else {
 				return false;	/* 'S': a signal frame, not followed */
 			}
 		}
-		p = data_end;
+		c.p += n;
+	} else if (aug[0]) {
+		return false;
 	}
-	c->insns = p;
-	c->end = end;
-	return c->ra_reg == REG_RA;
+	cie->insns = c;
+	return ra_reg == DW_RA;
 }
 
 struct cfa_state {
-	uint8_t cfa_reg;
+	uint64_t cfa_reg;
 	int64_t cfa_off;
 	int64_t ra_off, bp_off;
 	bool ra_set;
 };
 
+static void set_offset(struct cfa_state *st, uint64_t reg, int64_t off)
+{
+	if (reg == DW_RA)
+		st->ra_off = off, st->ra_set = true;
+	else if (reg == DW_RBP)
+		st->bp_off = off;
+}
+
 /*
- * Runs instructions from p to end, the location starting at loc, up to
- * (not past) pc.  False for what is not followed.
+ * Runs the instructions of c, the location starting at loc, up to (not
+ * past) pc.  False for what is not followed, and for a table cut short.
  */
-static bool run_cfa(const uint8_t *p, const uint8_t *end, const struct cie *c,
-		    uintptr_t loc, uintptr_t pc, struct cfa_state *st,
-		    const struct cfa_state *initial)
+static bool run_cfa(struct cursor c, const struct cie *cie, uintptr_t loc, uintptr_t pc,
+		    struct cfa_state *st, const struct cfa_state *initial)
 {
 	struct cfa_state saved[MAX_STATE_STACK];
 	unsigned int depth = 0;
 
-	while (p < end) {
-		uint8_t op = *p++, low = op & 0x3f;
-		uint64_t reg;
-		int64_t off;
+	while (c.p < c.end) {
+		uint8_t op, low, u8;
+		uint16_t u16;
+		uint32_t u32;
+		uint64_t reg, u, delta = 0;
+		int64_t s;
+		bool advance = false;
 
+		if (!cur_u8(&c, &op))
+			return false;
+		low = op & 0x3f;
 		switch (op >> 6) {
 		case 1:		/* advance_loc */
-			loc += low * c->code_align;
-			if (loc > pc)
-				return true;
-			continue;
+			delta = low, advance = true;
+			break;
 		case 2:		/* offset */
-			off = (int64_t)uleb(&p) * c->data_align;
-			if (low == REG_RA)
-				st->ra_off = off, st->ra_set = true;
-			else if (low == REG_RBP)
-				st->bp_off = off;
+			if (!cur_uleb(&c, &u))
+				return false;
+			set_offset(st, low, (int64_t)u * cie->data_align);
 			continue;
 		case 3:		/* restore */
-			if (low == REG_RBP)
+			if (low == DW_RBP)
 				st->bp_off = initial ? initial->bp_off : 0;
 			continue;
 		}
-		switch (op) {
-		case 0x00:	/* nop */
-			break;
-		case 0x02: loc += *p++ * c->code_align; if (loc > pc) return true; break;
-		case 0x03: loc += *(const uint16_t *)p * c->code_align; p += 2;
-			if (loc > pc) return true;
-			break;
-		case 0x04: loc += *(const uint32_t *)p * c->code_align; p += 4;
-			if (loc > pc) return true;
-			break;
-		case 0x05:	/* offset_extended */
-			reg = uleb(&p);
-			off = (int64_t)uleb(&p) * c->data_align;
-			if (reg == REG_RA)
-				st->ra_off = off, st->ra_set = true;
-			else if (reg == REG_RBP)
-				st->bp_off = off;
-			break;
-		case 0x06: case 0x07: case 0x08:	/* restore_ext, undefined, same_value */
-			reg = uleb(&p);
-			if (reg == REG_RBP)
-				st->bp_off = 0;
-			if (reg == REG_RA && op == 0x07)
-				return false;	/* no caller: the outermost frame */
-			break;
-		case 0x09:	/* register */
-			reg = uleb(&p);
-			uleb(&p);
-			if (reg == REG_RA || reg == REG_RBP)
-				return false;
-			break;
-		case 0x0a:	/* remember_state */
-			if (depth == MAX_STATE_STACK)
-				return false;
-			saved[depth++] = *st;
-			break;
-		case 0x0b:	/* restore_state */
-			if (!depth)
-				return false;
-			*st = saved[--depth];
-			break;
-		case 0x0c:	/* def_cfa */
-			st->cfa_reg = uleb(&p);
-			st->cfa_off = uleb(&p);
-			break;
-		case 0x0d: st->cfa_reg = uleb(&p); break;	/* def_cfa_register */
-		case 0x0e: st->cfa_off = uleb(&p); break;	/* def_cfa_offset */
-		case 0x11:	/* offset_extended_sf */
-			reg = uleb(&p);
-			off = sleb(&p) * c->data_align;
-			if (reg == REG_RA)
-				st->ra_off = off, st->ra_set = true;
-			else if (reg == REG_RBP)
-				st->bp_off = off;
-			break;
-		case 0x12:	/* def_cfa_sf */
-			st->cfa_reg = uleb(&p);
-			st->cfa_off = sleb(&p) * c->data_align;
-			break;
-		case 0x13: st->cfa_off = sleb(&p) * c->data_align; break;
-		case 0x2e: uleb(&p); break;	/* GNU_args_size */
-		default:
-			return false;	/* expressions, val_offset ...: not followed */
+		if (!advance) {
+			switch (op) {
+			case 0x00:	/* nop */
+				break;
+			case 0x02:
+				if (!cur_u8(&c, &u8))
+					return false;
+				delta = u8, advance = true;
+				break;
+			case 0x03:
+				if (!cur_read(&c, &u16, 2))
+					return false;
+				delta = u16, advance = true;
+				break;
+			case 0x04:
+				if (!cur_read(&c, &u32, 4))
+					return false;
+				delta = u32, advance = true;
+				break;
+			case 0x05:	/* offset_extended */
+				if (!cur_uleb(&c, &reg) || !cur_uleb(&c, &u))
+					return false;
+				set_offset(st, reg, (int64_t)u * cie->data_align);
+				break;
+			case 0x06: case 0x07: case 0x08:	/* restore_ext, undefined, same_value */
+				if (!cur_uleb(&c, &reg))
+					return false;
+				if (reg == DW_RBP)
+					st->bp_off = 0;
+				if (reg == DW_RA && op == 0x07)
+					return false;	/* no caller: the outermost frame */
+				break;
+			case 0x09:	/* register */
+				if (!cur_uleb(&c, &reg) || !cur_uleb(&c, &u))
+					return false;
+				if (reg == DW_RA || reg == DW_RBP)
+					return false;
+				break;
+			case 0x0a:	/* remember_state */
+				if (depth == MAX_STATE_STACK)
+					return false;
+				saved[depth++] = *st;
+				break;
+			case 0x0b:	/* restore_state */
+				if (!depth)
+					return false;
+				*st = saved[--depth];
+				break;
+			case 0x0c:	/* def_cfa */
+				if (!cur_uleb(&c, &st->cfa_reg) || !cur_uleb(&c, &u))
+					return false;
+				st->cfa_off = u;
+				break;
+			case 0x0d:	/* def_cfa_register */
+				if (!cur_uleb(&c, &st->cfa_reg))
+					return false;
+				break;
+			case 0x0e:	/* def_cfa_offset */
+				if (!cur_uleb(&c, &u))
+					return false;
+				st->cfa_off = u;
+				break;
+			case 0x11:	/* offset_extended_sf */
+				if (!cur_uleb(&c, &reg) || !cur_sleb(&c, &s))
+					return false;
+				set_offset(st, reg, s * cie->data_align);
+				break;
+			case 0x12:	/* def_cfa_sf */
+				if (!cur_uleb(&c, &st->cfa_reg) || !cur_sleb(&c, &s))
+					return false;
+				st->cfa_off = s * cie->data_align;
+				break;
+			case 0x13:	/* def_cfa_offset_sf */
+				if (!cur_sleb(&c, &s))
+					return false;
+				st->cfa_off = s * cie->data_align;
+				break;
+			case 0x2e:	/* GNU_args_size */
+				if (!cur_uleb(&c, &u))
+					return false;
+				break;
+			default:
+				return false;	/* expressions, val_offset ...: not followed */
+			}
+		}
+		if (advance) {
+			loc += delta * cie->code_align;
+			if (loc > pc)
+				return true;
 		}
 	}
 	return true;
 }
 
-static bool compute_rule(uintptr_t pc, struct rule *r)
+static bool fits(int64_t v, int64_t lo, int64_t hi)
 {
-	const struct module *m = module_of(pc, true);
-	const uint8_t *fde, *p, *cie_p;
-	struct cfa_state st = { 0 }, initial;
-	uintptr_t start, range;
-	struct cie c;
+	return v >= lo && v <= hi;
+}
 
-	if (!m || !(fde = find_fde(m, pc)))
+/* the rule of pc, from the tables of m: false when they do not give one */
+static bool rule_from(const struct module *m, uintptr_t pc, struct rule *r)
+{
+	struct cfa_state st = { 0 }, initial;
+	uintptr_t fde, cie_at, start, range;
+	struct cursor c;
+	struct cie cie;
+	uint32_t cie_off;
+	uint64_t n;
+
+	if (!find_fde(m, pc, &fde) || !record_at(m, fde, &c))
 		return false;
-	if (*(const uint32_t *)fde == 0xffffffff)
+	/* the CIE pointer counts back from where it is */
+	if (!cur_read(&c, &cie_off, 4) || !cie_off || add_offset(c.p - 4, -(int64_t)cie_off, &cie_at) == false)
 		return false;
-	p = fde + 4;
-	cie_p = p - *(const int32_t *)p;
-	if (!parse_cie(cie_p, &c))
+	if (!parse_cie(m, cie_at, &cie))
 		return false;
-	p += 4;
-	if (!read_encoded(&p, c.fde_enc, 0, &start) ||
-	    !read_encoded(&p, c.fde_enc & 0x0f, 0, &range) || pc < start || pc >= start + range)
+	if (!cur_encoded(&c, cie.fde_enc, 0, &start) ||
+	    !cur_encoded(&c, cie.fde_enc & 0x0f, 0, &range) || pc < start || pc - start >= range)
 		return false;
-	if (c.has_aug_data)
-		p += uleb(&p);
-	if (!run_cfa(c.insns, c.end, &c, 0, UINTPTR_MAX, &st, NULL))
+	if (cie.has_aug_data && (!cur_uleb(&c, &n) || !cur_skip(&c, n)))
+		return false;
+	if (!run_cfa(cie.insns, &cie, 0, UINTPTR_MAX, &st, NULL))
 		return false;
 	initial = st;
-	if (!run_cfa(p, fde + 4 + *(const uint32_t *)fde, &c, start, pc, &st, &initial))
+	if (!run_cfa(c, &cie, start, pc, &st, &initial))
 		return false;
-	if ((st.cfa_reg != REG_RSP && st.cfa_reg != REG_RBP) || !st.ra_set)
+	if ((st.cfa_reg != DW_RSP && st.cfa_reg != DW_RBP) || !st.ra_set)
 		return false;
-	r->pc = pc;
+	/* a frame's slots are words: other offsets, or ones this rule cannot hold, end it */
+	if (!fits(st.cfa_off, INT32_MIN, INT32_MAX) || !fits(st.ra_off, INT8_MIN, INT8_MAX) ||
+	    !st.ra_off || (st.ra_off & 7) || !fits(st.bp_off, INT16_MIN, INT16_MAX) ||
+	    (st.bp_off & 7))
+		return false;
 	r->cfa_reg = st.cfa_reg;
 	r->cfa_off = st.cfa_off;
 	r->ra_off = st.ra_off;
@@ -401,83 +732,134 @@ static bool compute_rule(uintptr_t pc, struct rule *r)
 	return true;
 }
 
-static const struct rule *rule_of(uintptr_t pc)
+/*
+ * False: the tables are not to be read now (a dlclose), and nothing is to
+ * be kept.  Out of line: the walk's loop keeps its registers.
+ */
+static __attribute__((noinline, cold)) bool compute_rule(uintptr_t pc, struct rule *r)
 {
-	struct rule *r;
+	struct table_sync *s;
+	const struct module *m;
+	int saved_errno = errno;	/* the loader's, the tables' mappings: not the program's */
+	bool ok;
 
-	if (!cache) {
-		cache = shim_mmap(NULL, CACHE_SIZE * sizeof(*cache), PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (cache == MAP_FAILED) {
-			cache = NULL;
+	r->ra_off = 0;
+	s = table_sync();
+	if (!s || !tables_enter(s)) {
+		errno = saved_errno;
+		return false;
+	}
+	m = module_of(pc);
+	ok = m && rule_from(m, pc, r);
+	tables_leave(s);
+	errno = saved_errno;
+	if (!ok)
+		r->ra_off = 0;
+	return true;
+}
+
+/*
+ * The thread's cache: a page at first, twice the size when it missed as
+ * many times as it has slots (a thread whose code is large), up to a cap.
+ */
+static __attribute__((noinline, cold)) bool cache_remap(unsigned int gen)
+{
+	unsigned int cap = cache_cap;
+	int saved_errno = errno;
+	struct rule *c;
+
+	if (!cache)
+		cap = CACHE_FIRST;
+	else if (cache_misses >= cap && cap < CACHE_MAX)
+		cap *= 2;
+	c = shim_mmap(NULL, cap * sizeof(*c), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c != MAP_FAILED && cache)
+		shim_munmap(cache, cache_cap * sizeof(*cache));
+	errno = saved_errno;
+	if (c == MAP_FAILED)
+		return cache && cache_generation == gen;
+	cache = c;
+	cache_cap = cap;
+	cache_misses = 0;
+	cache_generation = gen;
+	return true;
+}
+
+static bool cache_ready(void)
+{
+	unsigned int gen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
+
+	if (likely(cache && cache_generation == gen &&
+		   (cache_misses < cache_cap || cache_cap == CACHE_MAX)))
+		return true;
+	return cache_remap(gen);
+}
+
+/* the rule of pc, from the cache or computed into it */
+static const struct rule *rule_of(struct rule *rules, unsigned int mask, uintptr_t pc)
+{
+	struct rule *r = &rules[(pc ^ (pc >> 12)) & mask], fresh;
+
+	/* an empty slot has no rule: it is pc 0's, which has none either */
+	if (r->pc != pc) {
+		if (!compute_rule(pc, &fresh))
 			return NULL;
-		}
+		fresh.pc = pc;
+		*r = fresh;
+		cache_misses++;
 	}
-	if (cache_generation != __atomic_load_n(&generation, __ATOMIC_ACQUIRE)) {
-		memset(cache, 0, CACHE_SIZE * sizeof(*cache));
-		cache_generation = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
-	}
-	r = &cache[(pc ^ (pc >> 12)) & (CACHE_SIZE - 1)];
-	if (r->pc == pc)
-		return r->cfa_reg ? r : NULL;
-	if (!compute_rule(pc, r)) {
-		r->pc = pc;
-		r->cfa_reg = 0;	/* known to end a stack */
-		return NULL;
-	}
-	return r;
+	return r->ra_off ? r : NULL;
 }
 
-static bool in_stack(uintptr_t a, uintptr_t lo, uintptr_t hi)
-{
-	return a >= lo && a + 8 <= hi && !(a & 7);
-}
-
-uint32_t shim_cfi_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t stack_hi,
+uint32_t shim_cfi_walk(const struct shim_span *stack, const struct shim_caller *c,
 		       uint64_t *ips, uint32_t max)
 {
+	/* copies the stores to ips cannot alias: not loaded again each frame */
+	const struct shim_span s = *stack;
+	uintptr_t ip = c->ip, sp = c->sp, bp = c->bp, cfa, a;
+	struct rule *rules;
+	unsigned int mask;
 	uint32_t nr = 0;
 
+	/* without a cache, the caller alone: a rule computed per frame is too dear */
+	if (!cache_ready())
+		max = 1;
+	rules = cache;
+	mask = cache_cap - 1;
 	while (nr < max && ip) {
 		const struct rule *r;
-		uintptr_t cfa;
 
 		ips[nr++] = ip;
 		/* ip is a return address: its call is the instruction before */
-		r = rule_of(ip - 1);
+		r = nr < max ? rule_of(rules, mask, ip - 1) : NULL;
 		if (!r)
 			break;
-		cfa = (r->cfa_reg == REG_RSP ? sp : bp) + r->cfa_off;
-		if (cfa <= sp || !in_stack(cfa + r->ra_off, sp, stack_hi))
+		if (!add_offset(r->cfa_reg == DW_RSP ? sp : bp, r->cfa_off, &cfa) || cfa <= sp)
 			break;
-		if (r->bp_off) {
-			if (!in_stack(cfa + r->bp_off, sp, stack_hi))
-				break;
-			bp = *(const uintptr_t *)(cfa + r->bp_off);
-		}
-		ip = *(const uintptr_t *)(cfa + r->ra_off);
+		if (!add_offset(cfa, r->ra_off, &a) || !shim_span_word(&s, a, &ip))
+			break;
+		if (r->bp_off && (!add_offset(cfa, r->bp_off, &a) || !shim_span_word(&s, a, &bp)))
+			break;
 		sp = cfa;
 	}
 	return nr;
 }
 
-/* a library went: its pcs may get other code, and its tables are gone */
-void shim_cfi_forget(void)
-{
-	__atomic_store_n(&modules, NULL, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
-}
-
 #else
 
-uint32_t shim_cfi_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t stack_hi,
+uint32_t shim_cfi_walk(const struct shim_span *stack, const struct shim_caller *c,
 		       uint64_t *ips, uint32_t max)
 {
-	(void)ip, (void)sp, (void)bp, (void)stack_hi, (void)ips, (void)max;
+	(void)stack, (void)c, (void)ips, (void)max;
 	return 0;
 }
 
-void shim_cfi_forget(void)
+void shim_cfi_close_begin(void)
+{
+}
+
+void shim_cfi_close_end(void)
 {
 }
 

@@ -24,7 +24,17 @@
 #include "bpf/memtrack.h"
 #include "shim.h"
 
+/*
+ * The exported functions keep a frame (the shim is built with frame
+ * pointers): their callers' frames are read from it.  On x86-64 they also
+ * realign the stack: code of the program's own that calls malloc with the
+ * stack misaligned runs bare, and must not fault in what the shim calls.
+ */
+#if defined(__x86_64__)
+#define EXPORT	__attribute__((visibility("default"), force_align_arg_pointer))
+#else
 #define EXPORT	__attribute__((visibility("default")))
+#endif
 
 enum next_fn {
 	/* C: the executable defining one of these shadows the shim */
@@ -143,7 +153,8 @@ typedef void *alloc2_fn(size_t, size_t);
 typedef void free_fn(void *);
 
 /* one size argument, a pointer or NULL back: malloc, valloc, operator new ... */
-static inline void *alloc_size(enum next_fn f, uint32_t kind, size_t size)
+static inline void *alloc_size(enum next_fn f, uint32_t kind, size_t size,
+			       const struct shim_caller *c)
 {
 	struct shim_thread *t = enter();
 	uint32_t stack;
@@ -153,14 +164,15 @@ static inline void *alloc_size(enum next_fn f, uint32_t kind, size_t size)
 		return ((alloc1_fn *)next_fn(f))(size);
 	p = NESTED(t, ((alloc1_fn *)next_fn(f))(size));
 	if (p) {
-		stack = shim_stack_id(t);
+		stack = shim_stack_id(t, c);
 		shim_record_alloc(t, kind, p, size, stack);
 	}
 	return p;
 }
 
 /* (align, size) or (size, align) -> AlignedAlloc of size */
-static inline void *alloc_aligned(enum next_fn f, size_t a0, size_t a1, size_t size)
+static inline void *alloc_aligned(enum next_fn f, size_t a0, size_t a1, size_t size,
+				  const struct shim_caller *c)
 {
 	struct shim_thread *t = enter();
 	void *p;
@@ -169,7 +181,7 @@ static inline void *alloc_aligned(enum next_fn f, size_t a0, size_t a1, size_t s
 		return ((alloc2_fn *)next_fn(f))(a0, a1);
 	p = NESTED(t, ((alloc2_fn *)next_fn(f))(a0, a1));
 	if (p)
-		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t, c));
 	return p;
 }
 
@@ -187,7 +199,9 @@ static inline void free_ptr(enum next_fn f, void *p)
 
 EXPORT void *malloc(size_t size)
 {
-	return alloc_size(F_MALLOC, MT_MALLOC, size);
+	struct shim_caller c = SHIM_CALLER();
+
+	return alloc_size(F_MALLOC, MT_MALLOC, size, &c);
 }
 
 EXPORT void free(void *p)
@@ -197,6 +211,7 @@ EXPORT void free(void *p)
 
 EXPORT void *calloc(size_t n, size_t size)
 {
+	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
 	void *p;
 
@@ -204,7 +219,7 @@ EXPORT void *calloc(size_t n, size_t size)
 		return ((alloc2_fn *)next_fn(F_CALLOC))(n, size);
 	p = NESTED(t, ((alloc2_fn *)next_fn(F_CALLOC))(n, size));
 	if (p)
-		shim_record_alloc(t, MT_CALLOC, p, n * size, shim_stack_id(t));
+		shim_record_alloc(t, MT_CALLOC, p, n * size, shim_stack_id(t, &c));
 	return p;
 }
 
@@ -213,13 +228,14 @@ typedef void *reallocarray_fn(void *, size_t, size_t);
 
 EXPORT void *realloc(void *old, size_t size)
 {
+	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
 	struct shim_pending pend;
 	void *p;
 
 	if (!t)
 		return ((realloc_fn *)next_fn(F_REALLOC))(old, size);
-	shim_realloc_begin(t, &pend, old, shim_stack_id(t));
+	shim_realloc_begin(t, &pend, old, shim_stack_id(t, &c));
 	p = NESTED(t, ((realloc_fn *)next_fn(F_REALLOC))(old, size));
 	shim_realloc_end(&pend, p, size);
 	return p;
@@ -227,13 +243,14 @@ EXPORT void *realloc(void *old, size_t size)
 
 EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
+	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
 	struct shim_pending pend;
 	void *p;
 
 	if (!t)
 		return ((reallocarray_fn *)next_fn(F_REALLOCARRAY))(old, n, size);
-	shim_realloc_begin(t, &pend, old, shim_stack_id(t));
+	shim_realloc_begin(t, &pend, old, shim_stack_id(t, &c));
 	p = NESTED(t, ((reallocarray_fn *)next_fn(F_REALLOCARRAY))(old, n, size));
 	shim_realloc_end(&pend, p, n * size);
 	return p;
@@ -241,16 +258,21 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
 {
-	return alloc_aligned(F_ALIGNED_ALLOC, align, size, size);
+	struct shim_caller c = SHIM_CALLER();
+
+	return alloc_aligned(F_ALIGNED_ALLOC, align, size, size, &c);
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
-	return alloc_aligned(F_MEMALIGN, align, size, size);
+	struct shim_caller c = SHIM_CALLER();
+
+	return alloc_aligned(F_MEMALIGN, align, size, size, &c);
 }
 
 EXPORT void *valloc(size_t size)
 {
+	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
 	void *p;
 
@@ -258,12 +280,13 @@ EXPORT void *valloc(size_t size)
 		return ((alloc1_fn *)next_fn(F_VALLOC))(size);
 	p = NESTED(t, ((alloc1_fn *)next_fn(F_VALLOC))(size));
 	if (p)
-		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t, &c));
 	return p;
 }
 
 EXPORT void *pvalloc(size_t size)
 {
+	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
 	void *p;
 
@@ -271,7 +294,7 @@ EXPORT void *pvalloc(size_t size)
 		return ((alloc1_fn *)next_fn(F_PVALLOC))(size);
 	p = NESTED(t, ((alloc1_fn *)next_fn(F_PVALLOC))(size));
 	if (p)
-		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t, &c));
 	return p;
 }
 
@@ -279,6 +302,7 @@ typedef int posix_memalign_fn(void **, size_t, size_t);
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
+	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
 	int err;
 
@@ -286,7 +310,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return ((posix_memalign_fn *)next_fn(F_POSIX_MEMALIGN))(out, align, size);
 	err = NESTED(t, ((posix_memalign_fn *)next_fn(F_POSIX_MEMALIGN))(out, align, size));
 	if (!err && *out)
-		shim_record_alloc(t, MT_ALIGNED_ALLOC, *out, size, shim_stack_id(t));
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, *out, size, shim_stack_id(t, &c));
 	return err;
 }
 
@@ -307,7 +331,8 @@ static const nothrow_t nothrow;
  * it, to throw what the program expects (or get memory after all, then
  * counted by the malloc inside it).
  */
-static inline void *new_throwing(enum next_fn f, enum next_fn f_nothrow, size_t size)
+static inline void *new_throwing(enum next_fn f, enum next_fn f_nothrow, size_t size,
+				 const struct shim_caller *c)
 {
 	struct shim_thread *t = enter();
 	void *p;
@@ -317,21 +342,26 @@ static inline void *new_throwing(enum next_fn f, enum next_fn f_nothrow, size_t 
 	p = NESTED(t, ((new_nothrow_fn *)next_fn(f_nothrow))(size, &nothrow));
 	if (!p)
 		return ((alloc1_fn *)next_fn(f))(size);
-	shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t));
+	shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t, c));
 	return p;
 }
 
 EXPORT void *_Znwm(size_t size)
 {
-	return new_throwing(F_NEW, F_NEW_NOTHROW, size);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_throwing(F_NEW, F_NEW_NOTHROW, size, &c);
 }
 
 EXPORT void *_Znam(size_t size)
 {
-	return new_throwing(F_NEW_ARRAY, F_NEW_ARRAY_NOTHROW, size);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_throwing(F_NEW_ARRAY, F_NEW_ARRAY_NOTHROW, size, &c);
 }
 
-static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt)
+static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt,
+				const struct shim_caller *c)
 {
 	struct shim_thread *t = enter();
 	void *p;
@@ -340,23 +370,27 @@ static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt
 		return ((new_nothrow_fn *)next_fn(f))(size, nt);
 	p = NESTED(t, ((new_nothrow_fn *)next_fn(f))(size, nt));
 	if (p)
-		shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t));
+		shim_record_alloc(t, MT_MALLOC, p, size, shim_stack_id(t, c));
 	return p;
 }
 
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *nt)
 {
-	return new_nothrow(F_NEW_NOTHROW, size, nt);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_nothrow(F_NEW_NOTHROW, size, nt, &c);
 }
 
 EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *nt)
 {
-	return new_nothrow(F_NEW_ARRAY_NOTHROW, size, nt);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_nothrow(F_NEW_ARRAY_NOTHROW, size, nt, &c);
 }
 
 /* the same for the aligned one */
 static inline void *new_aligned_throwing(enum next_fn f, enum next_fn f_nothrow, size_t size,
-					 align_val_t align)
+					 align_val_t align, const struct shim_caller *c)
 {
 	struct shim_thread *t = enter();
 	void *p;
@@ -366,22 +400,27 @@ static inline void *new_aligned_throwing(enum next_fn f, enum next_fn f_nothrow,
 	p = NESTED(t, ((new_aligned_nothrow_fn *)next_fn(f_nothrow))(size, align, &nothrow));
 	if (!p)
 		return ((new_aligned_fn *)next_fn(f))(size, align);
-	shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+	shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t, c));
 	return p;
 }
 
 EXPORT void *_ZnwmSt11align_val_t(size_t size, align_val_t align)
 {
-	return new_aligned_throwing(F_NEW_ALIGNED, F_NEW_ALIGNED_NOTHROW, size, align);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_aligned_throwing(F_NEW_ALIGNED, F_NEW_ALIGNED_NOTHROW, size, align, &c);
 }
 
 EXPORT void *_ZnamSt11align_val_t(size_t size, align_val_t align)
 {
-	return new_aligned_throwing(F_NEW_ARRAY_ALIGNED, F_NEW_ARRAY_ALIGNED_NOTHROW, size, align);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_aligned_throwing(F_NEW_ARRAY_ALIGNED, F_NEW_ARRAY_ALIGNED_NOTHROW, size, align,
+				    &c);
 }
 
 static inline void *new_aligned_nothrow(enum next_fn f, size_t size, align_val_t align,
-					const nothrow_t *nt)
+					const nothrow_t *nt, const struct shim_caller *c)
 {
 	struct shim_thread *t = enter();
 	void *p;
@@ -390,20 +429,24 @@ static inline void *new_aligned_nothrow(enum next_fn f, size_t size, align_val_t
 		return ((new_aligned_nothrow_fn *)next_fn(f))(size, align, nt);
 	p = NESTED(t, ((new_aligned_nothrow_fn *)next_fn(f))(size, align, nt));
 	if (p)
-		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t));
+		shim_record_alloc(t, MT_ALIGNED_ALLOC, p, size, shim_stack_id(t, c));
 	return p;
 }
 
 EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
 						const nothrow_t *nt)
 {
-	return new_aligned_nothrow(F_NEW_ALIGNED_NOTHROW, size, align, nt);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_aligned_nothrow(F_NEW_ALIGNED_NOTHROW, size, align, nt, &c);
 }
 
 EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
 						const nothrow_t *nt)
 {
-	return new_aligned_nothrow(F_NEW_ARRAY_ALIGNED_NOTHROW, size, align, nt);
+	struct shim_caller c = SHIM_CALLER();
+
+	return new_aligned_nothrow(F_NEW_ARRAY_ALIGNED_NOTHROW, size, align, nt, &c);
 }
 
 /* operator delete: every variant is one Free; its extra arguments pass through */
@@ -486,12 +529,17 @@ EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
 
 typedef int dlclose_fn(void *);
 
-/* an unloaded library's code and unwind tables are gone: the unwinder forgets them */
+/*
+ * An unloaded library's code and unwind tables are gone: no unwinder may
+ * be reading them when they go, and it forgets them after.
+ */
 EXPORT int dlclose(void *handle)
 {
-	int ret = ((dlclose_fn *)next_fn(F_DLCLOSE))(handle);
+	int ret;
 
-	shim_cfi_forget();
+	shim_cfi_close_begin();
+	ret = ((dlclose_fn *)next_fn(F_DLCLOSE))(handle);
+	shim_cfi_close_end();
 	return ret;
 }
 

@@ -39,14 +39,24 @@
 #define REPLY_TIMEOUT_S		30
 #define WAIT_SLICE_NS		(100 * 1000 * 1000)
 #define DEFAULT_RING_SIZE	(1U << 20)
+#define RING_SIZE_MAX		(1ULL << 30)
 #define POPULATE_CHUNK		(64U << 10)
 #define PREFETCH_AHEAD		512	/* bytes: within the second mapping of the data */
+#define RINGS_CHECKED		8	/* rings whose thread is looked for, at each new ring */
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
 #endif
 
 enum proc_state { PROC_NEW, PROC_ACTIVE, PROC_INERT };
+
+/* a ring of this incarnation, as the shim mapped it */
+struct ring_ref {
+	struct shim_ring_hdr *hdr;
+	uint64_t size;		/* ours: the header's lies in memory anyone here may write */
+	uint32_t tid;
+	uint32_t pad;
+};
 
 /* in a MADV_WIPEONFORK page: all zero in a forked child */
 struct shim_proc {
@@ -57,8 +67,9 @@ struct shim_proc {
 	uint32_t pad;
 	uint64_t sock_ino;	/* to tell our socket from a reused fd number */
 	const struct shim_control *ctl;
-	struct shim_ring_hdr **rings;	/* this incarnation's, for unmapping when released */
+	struct ring_ref *rings;		/* this incarnation's, for unmapping when their thread ends */
 	uint32_t nrings, rings_cap;
+	uint32_t next_check;		/* the next ring whose thread is looked for */
 };
 
 /*
@@ -146,35 +157,37 @@ static int read_sock_name(void)
 	static const char key[] = MEMTRACK_SHIM_ENV "=";
 	char buf[4096];
 	size_t have = 0, keylen = sizeof(key) - 1;
-	int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+	bool skipping = false;
+	int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC), len = -1;
 	ssize_t n;
 
 	if (fd < 0)
 		return -1;
-	for (;;) {
+	while (len < 0 && (n = read(fd, buf + have, sizeof(buf) - have)) > 0) {
 		char *end, *s = buf;
 
-		n = read(fd, buf + have, sizeof(buf) - have);
-		if (n <= 0)
-			break;
 		have += n;
-		while ((end = memchr(s, 0, buf + have - s))) {
-			if (end - s > (long)keylen && !memcmp(s, key, keylen) &&
-			    end - s - keylen < sizeof(sock_name)) {
-				memcpy(sock_name, s + keylen, end - s - keylen);
-				close(fd);
-				return end - s - keylen;
+		while (len < 0 && (end = memchr(s, 0, buf + have - s))) {
+			size_t vlen = end - s - keylen;
+
+			if (!skipping && end - s > (long)keylen && !memcmp(s, key, keylen) &&
+			    vlen < sizeof(sock_name)) {
+				memcpy(sock_name, s + keylen, vlen);
+				len = vlen;
 			}
+			skipping = false;
 			s = end + 1;
 		}
-		/* keep the unfinished entry; one longer than the buffer is not ours */
+		/* keep the unfinished entry; one longer than the buffer is not ours, to its end */
 		have = buf + have - s;
 		memmove(buf, s, have);
-		if (have == sizeof(buf))
+		if (have == sizeof(buf)) {
 			have = 0;
+			skipping = true;
+		}
 	}
 	close(fd);
-	return -1;
+	return len;
 }
 
 static uint64_t fd_ino(int fd)
@@ -290,8 +303,6 @@ static bool join_memtrack(struct shim_proc *p, uint32_t tid)
 	last_sock = sock;
 	last_sock_ino = p->sock_ino;
 	shim_call_graph = p->ctl->call_graph;
-	if (shim_call_graph != MT_CALL_GRAPH_NO)
-		shim_stack_init();
 	return true;
 }
 
@@ -344,22 +355,39 @@ static void unmap_ring(struct shim_ring_hdr *h, uint64_t size)
 }
 
 /*
- * Rings of threads that have exited, once memtrack has drained them, are
- * unmapped here; the new ring takes a place in the list.  Under p->lock.
+ * The rings of threads that have ended are unmapped here, a few at each new
+ * ring: memtrack maps each ring itself and reads it to the end whatever
+ * the process does with its own mapping.  A ring is unmapped only when no
+ * thread has its tid any more (a tid taken again keeps it mapped, which
+ * costs memory, never a fault); not on memtrack's word, which the process
+ * can write too, and which memtrack gives while a dropped process's
+ * threads still write.  The incarnation's first ring stays.  Under p->lock.
  */
-static bool remember_ring(struct shim_proc *p, struct shim_ring_hdr *h)
+static void unmap_ended(struct shim_proc *p)
 {
-	uint32_t i, kept = 0;
+	pid_t pid = getpid();
+	uint32_t checked;
 
-	for (i = 0; i < p->nrings; i++) {
-		struct shim_ring_hdr *r = p->rings[i];
+	for (checked = 0; checked < RINGS_CHECKED && p->nrings > 1; checked++) {
+		struct ring_ref *r;
 
-		if (__atomic_load_n(&r->released, __ATOMIC_ACQUIRE))
-			unmap_ring(r, r->size);
-		else
-			p->rings[kept++] = r;
+		if (p->next_check < 1 || p->next_check >= p->nrings)
+			p->next_check = 1;
+		r = &p->rings[p->next_check];
+		if (syscall(SYS_tgkill, pid, r->tid, 0) && errno == ESRCH) {
+			unmap_ring(r->hdr, r->size);
+			*r = p->rings[--p->nrings];
+		} else {
+			p->next_check++;
+		}
 	}
-	p->nrings = kept;
+}
+
+/* the new ring h of thread tid takes a place in the list.  Under p->lock. */
+static bool remember_ring(struct shim_proc *p, struct shim_ring_hdr *h, uint64_t size,
+			  uint32_t tid)
+{
+	unmap_ended(p);
 	if (p->nrings == p->rings_cap) {
 		size_t old = p->rings_cap * sizeof(*p->rings), size = old ? 2 * old : (size_t)page_size;
 		void *a = old ? shim_mremap(p->rings, old, size, MREMAP_MAYMOVE) :
@@ -371,7 +399,7 @@ static bool remember_ring(struct shim_proc *p, struct shim_ring_hdr *h)
 		p->rings = a;
 		p->rings_cap = size / sizeof(*p->rings);
 	}
-	p->rings[p->nrings++] = h;
+	p->rings[p->nrings++] = (struct ring_ref){ .hdr = h, .size = size, .tid = tid };
 	return true;
 }
 
@@ -428,7 +456,8 @@ static bool send_ring(int sock, int fd, uint32_t tid, uint64_t size)
 }
 
 /* the new ring h of fd, kept and sent to memtrack: 0, or an errno */
-static int register_ring(struct shim_proc *p, struct shim_ring_hdr *h, int fd, uint32_t tid)
+static int register_ring(struct shim_proc *p, struct shim_ring_hdr *h, uint64_t size, int fd,
+			 uint32_t tid)
 {
 	int sock, err = 0;
 
@@ -436,9 +465,9 @@ static int register_ring(struct shim_proc *p, struct shim_ring_hdr *h, int fd, u
 	sock = proc_socket(p);
 	if (sock < 0)
 		err = ENOTCONN;
-	else if (!remember_ring(p, h))
+	else if (!remember_ring(p, h, size, tid))
 		err = ENOMEM;
-	else if (!send_ring(sock, fd, tid, h->size)) {
+	else if (!send_ring(sock, fd, tid, size)) {
 		p->nrings--;
 		err = errno ? errno : EPIPE;
 	}
@@ -446,10 +475,20 @@ static int register_ring(struct shim_proc *p, struct shim_ring_hdr *h, int fd, u
 	return err;
 }
 
+/* memtrack's word, as a power of two the records fit in, or ours */
+static uint64_t ring_size(const struct shim_control *ctl)
+{
+	uint64_t size = __atomic_load_n(&ctl->ring_size, __ATOMIC_RELAXED);
+
+	if (size < SHIM_HDR_SIZE || size > RING_SIZE_MAX || (size & (size - 1)))
+		return DEFAULT_RING_SIZE;
+	return size;
+}
+
 /* the thread's ring, made and handed to memtrack: 0, or an errno */
 static int thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
 {
-	uint64_t size = p->ctl->ring_size ? p->ctl->ring_size : DEFAULT_RING_SIZE;
+	uint64_t size = ring_size(p->ctl);
 	int fd = create_ring_fd(size), err;
 	uint8_t *base;
 
@@ -464,7 +503,7 @@ static int thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
 		h->magic = SHIM_MAGIC;
 		h->version = SHIM_VERSION;
 		h->size = size;
-		err = register_ring(p, h, fd, tid);
+		err = register_ring(p, h, size, fd, tid);
 	}
 	close(fd);
 	if (err) {
@@ -509,12 +548,13 @@ struct shim_thread *shim_thread_slow(struct shim_thread *t)
 	struct shim_thread *ret = NULL;
 	struct shim_proc *p = proc;
 	uint32_t tid;
-	int err;
+	int err, saved_errno;
 
 	/* the common way here once memtrack is gone: as cheap as can be */
 	if (t->depth || (p && p->state == PROC_INERT))
 		return NULL;
 	t->depth++;
+	saved_errno = errno;	/* what the shim's calls set is not the program's */
 	p = proc_page();
 	if (!p)
 		goto out;
@@ -534,6 +574,7 @@ struct shim_thread *shim_thread_slow(struct shim_thread *t)
 	}
 	ret = t;
 out:
+	errno = saved_errno;
 	t->depth--;
 	return ret;
 }
@@ -622,16 +663,27 @@ static void *reserve(struct shim_thread *t, uint32_t len, uint64_t *pos)
 {
 	struct shim_ring_hdr *h = t->hdr;
 	uint64_t p = __atomic_fetch_add(&h->prod, len, __ATOMIC_RELAXED), half = t->size / 2;
+	bool full = unlikely(p + len - t->cons_seen > t->size),
+	     unpopulated = unlikely(p + len > t->populated),
+	     crossed = unlikely((p & (half - 1)) + len > half);
 
-	if (unlikely(p + len - t->cons_seen > t->size)) {
-		t->cons_seen = __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE);
-		if (p + len - t->cons_seen > t->size && !wait_for_room(t, p + len))
-			return NULL;
+	/* the system calls below set errno, which free() must leave as it was */
+	if (unlikely(full || unpopulated || crossed)) {
+		int saved_errno = errno;
+
+		if (full) {
+			t->cons_seen = __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE);
+			if (p + len - t->cons_seen > t->size && !wait_for_room(t, p + len)) {
+				errno = saved_errno;
+				return NULL;
+			}
+		}
+		if (unpopulated)
+			populate_ahead(t, p + len);
+		if (crossed)
+			kick_poller();	/* crossed a half: the poller may be asleep */
+		errno = saved_errno;
 	}
-	if (unlikely(p + len > t->populated))
-		populate_ahead(t, p + len);
-	if (unlikely((p & (half - 1)) + len > half))
-		kick_poller();	/* crossed a half: the poller may be asleep */
 	*pos = p;
 	/* the line a few records on was last read by memtrack's core: ask for it early */
 	prefetch_for_write(t->data + (p & (t->size - 1)) + PREFETCH_AHEAD);

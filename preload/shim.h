@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "preload/shim-abi.h"
 
@@ -30,7 +31,55 @@ struct shim_stack_table {
 	uint64_t *hashes;	/* open addressing; 0 is empty */
 	uint32_t *ids;
 	uint32_t cap, n;
+	uint64_t *ips;		/* a walk's frames: off the program's stack, which may be small */
 };
+
+/*
+ * The program's frame at its call into the shim, as the exported function
+ * found it in its own frame: the unwinders start here, so that nothing of
+ * the program's is read before it is checked.
+ */
+struct shim_caller {
+	uintptr_t ip;		/* the return address into the program */
+	uintptr_t sp;		/* its stack pointer once the call returns */
+	uintptr_t bp;		/* its frame pointer register at the call */
+};
+
+/* in an exported function, which keeps a frame pointer: its caller's frame */
+#define SHIM_CALLER()							\
+	((struct shim_caller){						\
+		.ip = (uintptr_t)__builtin_return_address(0),		\
+		.sp = (uintptr_t)__builtin_dwarf_cfa(),			\
+		.bp = *(const uintptr_t *)__builtin_frame_address(0),	\
+	})
+
+/*
+ * Memory of the program's stack that may be read: [lo, hi), in place, or
+ * a copy of it.  Every word an unwinder reads goes through shim_span_word().
+ */
+struct shim_span {
+	uintptr_t lo, hi;
+	const uint8_t *copy;	/* NULL: read in place */
+};
+
+/*
+ * [a, a + len) inside, with no sum that can wrap (a near ~0 must not pass
+ * for one below hi): a below lo makes a - lo larger than any span.
+ */
+static inline bool shim_span_has(const struct shim_span *s, uintptr_t a, uintptr_t len)
+{
+	return s->hi - s->lo >= len && a - s->lo <= s->hi - s->lo - len && !(a & 7);
+}
+
+static inline bool shim_span_word(const struct shim_span *s, uintptr_t a, uintptr_t *out)
+{
+	if (!shim_span_has(s, a, sizeof(*out)))
+		return false;
+	/* a builtin: the shim is built with -fno-builtin, and this is per frame */
+	__builtin_memcpy(out, s->copy ? (const void *)(s->copy + (a - s->lo)) : (const void *)a,
+			 sizeof(*out));
+	return true;
+}
 
 /* per thread, in initial-exec TLS */
 struct shim_thread {
@@ -80,14 +129,14 @@ SHIM_HIDDEN bool shim_realloc_begin(struct shim_thread *t, struct shim_pending *
 SHIM_HIDDEN void shim_realloc_end(struct shim_pending *pend, void *ret, size_t size);
 
 /* the id of the caller's stack, sent first if new; 0 without call graphs */
-SHIM_HIDDEN uint32_t shim_stack_id(struct shim_thread *t);
-SHIM_HIDDEN void shim_stack_init(void);
+SHIM_HIDDEN uint32_t shim_stack_id(struct shim_thread *t, const struct shim_caller *c);
 SHIM_HIDDEN void shim_stack_reset(struct shim_thread *t);
-/* the stack from a frame of the program's (a return address, its sp and rbp), by CFI */
-SHIM_HIDDEN uint32_t shim_cfi_walk(uintptr_t ip, uintptr_t sp, uintptr_t bp, uintptr_t stack_hi,
+/* the frames from the program's caller on, by CFI; each read inside stack */
+SHIM_HIDDEN uint32_t shim_cfi_walk(const struct shim_span *stack, const struct shim_caller *c,
 				   uint64_t *ips, uint32_t max);
-/* a library was unloaded: what was known of its code goes */
-SHIM_HIDDEN void shim_cfi_forget(void);
+/* dlclose(): waits for the unwinders to leave the CFI of every library, keeps them out */
+SHIM_HIDDEN void shim_cfi_close_begin(void);
+SHIM_HIDDEN void shim_cfi_close_end(void);
 /* writes a stack record; used by stack.c */
 SHIM_HIDDEN bool shim_write_stack(struct shim_thread *t, uint32_t id, const uint64_t *ips,
 				  uint32_t nr);

@@ -5,152 +5,304 @@
  * Each thread numbers its distinct stacks 1, 2, ... and sends a stack's
  * frames once, before the first event that names it; equal stacks are told
  * apart by a 64-bit hash of their frames.
+ *
+ * Both walks start from the program's frame at its call, which the
+ * exported function took from its own frame (struct shim_caller): the
+ * shim's frames are not walked, and whatever the program keeps in rbp (a
+ * program built without frame pointers keeps anything there) is a value
+ * to check, never an address to follow unchecked.  Every word of the
+ * stack they read lies in a span proven readable, stack_span() below.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bpf/memtrack.h"
 #include "shim.h"
 
-#define TABLE_FIRST_CAP		1024
+#define PAGE			4096UL
+#define TABLE_FIRST_CAP		128	/* shares the walk page with the frames */
+#define COPY_SIZE		(16UL << 10)
+#define COPY_IOVS		(COPY_SIZE / PAGE + 1)
+#define MAPS_RETRY		256	/* walks without bounds before maps are read again */
+#define MAIN_STACK_REACH	(128UL << 20)	/* the kernel keeps this much below [stack] for it */
 
-struct text_range {
-	uintptr_t lo, hi;
+/*
+ * What of the stack may be read.  Two ranges are known to stay mapped for
+ * as long as a thread may use them, and only those are kept from walk to
+ * walk, per thread:
+ *
+ * - the process's [stack]: never unmapped, and it only grows down, its top
+ *   fixed, so [sp, top) is readable for any sp inside it, whichever thread
+ *   runs there;
+ * - this thread's own stack, below its TLS: glibc (and musl) put a
+ *   thread's TLS at the top of the block they map for its stack, and unmap
+ *   the block only after the thread has ended (a block they reuse comes
+ *   with its TLS, this cache with it, set afresh).  It is taken only in a
+ *   private anonymous mapping with a guard page below, as theirs have: a
+ *   neighbour merged into it could be unmapped later.
+ *
+ * Anything else (a makecontext or coroutine stack, a sigaltstack, a stack
+ * a thread was cloned onto, the heap) may be unmapped and its range
+ * reused between two calls: its bounds are never cached.  A walk there
+ * reads a copy of the stack above sp, which process_vm_readv() takes up to
+ * the first unreadable page instead of faulting; when that fails (a
+ * seccomp filter), the stack is the caller's return address alone, which
+ * the exported function read from its own frame.
+ */
+struct stack_ranges {
+	uintptr_t own_lo, own_hi;
+	uintptr_t main_lo, main_hi;
+	uint32_t known;		/* maps were read */
+	uint32_t retry;		/* walks left until maps are read again */
+	uint8_t *copy;		/* COPY_SIZE bytes, for foreign stacks */
 };
 
-/* the shim's code: its own frames, to skip */
-static struct text_range shim_text;
+static __thread struct stack_ranges ranges __attribute__((tls_model("initial-exec")));
 
-static void add_range(struct text_range *r, const struct dl_phdr_info *info)
+struct maps_line {
+	uintptr_t lo, hi;
+	char perms[4];
+	uintptr_t inode;
+	const char *path;	/* "" for an anonymous mapping */
+};
+
+static bool parse_hex(const char **p, uintptr_t *out)
 {
-	int i;
+	const char *s = *p;
+	uintptr_t v = 0;
+	int n = 0;
 
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+	for (;; s++, n++) {
+		unsigned int d;
 
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (!r->lo || lo < r->lo)
-			r->lo = lo;
-		if (hi > r->hi)
-			r->hi = hi;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'f')
+			d = (*s | 0x20) - 'a' + 10;
+		else
+			break;
+		if (n == 16)
+			return false;
+		v = v << 4 | d;
 	}
+	*p = s;
+	*out = v;
+	return n > 0;
 }
 
-static bool in_range(const struct text_range *r, uintptr_t a)
+static bool parse_dec(const char **p, uintptr_t *out)
 {
-	return a >= r->lo && a < r->hi;
+	const char *s = *p;
+	uintptr_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (*s - '0');
+	*p = s;
+	*out = v;
+	return true;
 }
 
-static int find_ranges(struct dl_phdr_info *info, size_t size, void *arg)
+/* "lo-hi perms offset dev inode   path" */
+static bool parse_maps_line(const char *s, struct maps_line *m)
 {
-	struct text_range probe = { 0 };
+	uintptr_t ignored;
 
-	(void)size;
-	(void)arg;
-	add_range(&probe, info);
-	if (in_range(&probe, (uintptr_t)shim_stack_init))
-		shim_text = probe;
-	return 0;
+	if (!parse_hex(&s, &m->lo) || *s++ != '-' || !parse_hex(&s, &m->hi) || *s++ != ' ')
+		return false;
+	if (strnlen(s, 5) < 5 || s[4] != ' ')
+		return false;
+	memcpy(m->perms, s, 4);
+	s += 5;
+	if (!parse_hex(&s, &ignored) || *s++ != ' ' || !parse_hex(&s, &ignored) || *s++ != ':' ||
+	    !parse_hex(&s, &ignored) || *s++ != ' ' || !parse_dec(&s, &m->inode))
+		return false;
+	while (*s == ' ')
+		s++;
+	m->path = s;
+	return m->lo < m->hi;
 }
 
-void shim_stack_init(void)
+struct maps_scan {
+	uintptr_t tls;		/* an address in this thread's TLS; 0: not looked for */
+	uintptr_t prev_hi;	/* the line before: where it ends, and whether a guard */
+	bool prev_guard;
+	bool found_own, found_main;
+};
+
+static void scan_line(struct maps_scan *sc, const struct maps_line *m)
 {
-	dl_iterate_phdr(find_ranges, NULL);
+	bool anon = !m->inode && !m->path[0], readable = m->perms[0] == 'r';
+
+	if (sc->tls && sc->tls >= m->lo && sc->tls < m->hi && anon && readable &&
+	    m->perms[3] == 'p' && sc->prev_guard && sc->prev_hi == m->lo) {
+		ranges.own_lo = m->lo;
+		ranges.own_hi = sc->tls & ~(uintptr_t)7;
+		sc->found_own = true;
+	}
+	if (readable && !strcmp(m->path, "[stack]")) {
+		ranges.main_lo = m->lo;
+		ranges.main_hi = m->hi;
+		sc->found_main = true;
+	}
+	sc->prev_hi = m->hi;
+	sc->prev_guard = !memcmp(m->perms, "---p", 4);
 }
 
-/* the thread's stack, for bounding a frame pointer walk: the mapping around sp */
-static bool stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+/* the two ranges, from the kernel's list of mappings; false when it cannot be read */
+static bool read_ranges(void)
 {
-	char buf[4096], *line, *nl;
+	struct maps_scan sc = { 0 };
+	char buf[4096];
 	size_t have = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	bool found = false;
+	bool skipping = false;
 	ssize_t n;
+	int fd;
 
+	/* the main thread's TLS is not in a stack; a raw clone may share another's */
+	if (syscall(SYS_gettid) != getpid())
+		sc.tls = (uintptr_t)&ranges;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	while (!found && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+	ranges.own_lo = ranges.own_hi = ranges.main_lo = ranges.main_hi = 0;
+	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *line = buf, *nl;
+
 		have += n;
 		buf[have] = 0;
-		for (line = buf; !found && (nl = strchr(line, '\n')); line = nl + 1) {
-			unsigned long a = 0, b = 0;
-			char *p = line;
+		while ((nl = memchr(line, '\n', buf + have - line))) {
+			struct maps_line m;
 
-			while (*p != '-')
-				a = a * 16 + (*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10), p++;
-			for (p++; *p != ' '; p++)
-				b = b * 16 + (*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-			if (sp >= a && sp < b) {
-				*lo = a;
-				*hi = b;
-				found = true;
-			}
+			*nl = 0;
+			if (!skipping && parse_maps_line(line, &m))
+				scan_line(&sc, &m);
+			skipping = false;
+			line = nl + 1;
 		}
 		have = buf + have - line;
 		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1) {
+			/* a line longer than the buffer: its mapping is not one we look for */
+			skipping = true;
+			have = 0;
+		}
 	}
 	close(fd);
-	return found;
+	return n == 0;
 }
 
-static __thread uintptr_t stack_lo, stack_hi __attribute__((tls_model("initial-exec")));
-
-static bool frame_ok(const uintptr_t *fp, uintptr_t sp)
+static bool in_range(uintptr_t a, uintptr_t lo, uintptr_t hi)
 {
-	return (uintptr_t)fp >= sp && (uintptr_t)fp + 16 <= stack_hi && !((uintptr_t)fp & 7);
+	return a >= lo && a < hi;
 }
 
-/*
- * The frame of the exported function the program called: the shim's own
- * frames all keep frame pointers; the first return address out of the
- * shim's code is the program's.  NULL when the stack is not known.
- */
-static const uintptr_t *program_caller_frame(void)
+/* may a cached range have grown to hold sp: the main stack below its old start */
+static bool main_stack_grew(uintptr_t sp)
 {
-	const uintptr_t *fp = __builtin_frame_address(0);
-	uintptr_t sp = (uintptr_t)fp;
+	return ranges.main_hi && sp < ranges.main_lo && ranges.main_hi - sp <= MAIN_STACK_REACH;
+}
 
-	if (!stack_hi || sp < stack_lo || sp >= stack_hi)
-		if (!stack_bounds(sp, &stack_lo, &stack_hi))
-			return NULL;
-	while (frame_ok(fp, sp) && in_range(&shim_text, fp[1])) {
-		if ((const uintptr_t *)fp[0] <= fp)
-			return NULL;
-		fp = (const uintptr_t *)fp[0];
+static inline bool cached_span(uintptr_t sp, struct shim_span *s)
+{
+	if (in_range(sp, ranges.own_lo, ranges.own_hi)) {
+		*s = (struct shim_span){ .lo = sp, .hi = ranges.own_hi };
+		return true;
 	}
-	return frame_ok(fp, sp) ? fp : NULL;
+	if (in_range(sp, ranges.main_lo, ranges.main_hi)) {
+		*s = (struct shim_span){ .lo = sp, .hi = ranges.main_hi };
+		return true;
+	}
+	return false;
 }
 
-static uint32_t fp_walk(uint64_t *ips, uint32_t max)
+/* the stack above sp as far as it can be read, in page-sized pieces: none splits a page */
+static bool copy_span(uintptr_t sp, struct shim_span *s)
 {
-	const uintptr_t *fp = program_caller_frame(), *next;
-	uintptr_t sp = (uintptr_t)fp;
+	struct iovec local, remote[COPY_IOVS];
+	uintptr_t a = sp, end;
+	unsigned int n = 0;
+	ssize_t got;
+
+	if (!ranges.copy) {
+		void *m = shim_mmap(NULL, COPY_SIZE, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			return false;
+		ranges.copy = m;
+	}
+	end = sp + COPY_SIZE < sp ? UINTPTR_MAX : sp + COPY_SIZE;
+	while (a < end && n < COPY_IOVS) {
+		uintptr_t next = (a | (PAGE - 1)) + 1;
+
+		if (!next || next > end)
+			next = end;
+		remote[n++] = (struct iovec){ (void *)a, next - a };
+		a = next;
+	}
+	local = (struct iovec){ ranges.copy, end - sp };
+	got = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, remote, (unsigned long)n, 0UL);
+	if (got <= 0)
+		return false;
+	*s = (struct shim_span){ .lo = sp, .hi = sp + got, .copy = ranges.copy };
+	return true;
+}
+
+static bool foreign_span(uintptr_t sp, struct shim_span *s)
+{
+	if ((!ranges.known && !ranges.retry) || main_stack_grew(sp)) {
+		ranges.known = read_ranges();
+		ranges.retry = ranges.known ? 0 : MAPS_RETRY;
+		if (cached_span(sp, s))
+			return true;
+	} else if (ranges.retry) {
+		ranges.retry--;
+	}
+	return copy_span(sp, s);
+}
+
+/* what of the stack above sp a walk may read (see struct stack_ranges) */
+static bool stack_span(uintptr_t sp, struct shim_span *s)
+{
+	int saved_errno;
+	bool ok;
+
+	if (likely(cached_span(sp, s)))
+		return true;
+	/* maps, a copy of the stack: their system calls' errno is not the program's */
+	saved_errno = errno;
+	ok = foreign_span(sp, s);
+	errno = saved_errno;
+	return ok;
+}
+
+static uint32_t fp_walk(const struct shim_span *stack, const struct shim_caller *c,
+			uint64_t *ips, uint32_t max)
+{
+	uintptr_t fp = c->bp, next, ra;
 	uint32_t nr = 0;
 
-	while (fp && nr < max && frame_ok(fp, sp) && fp[1]) {
-		ips[nr++] = fp[1];
-		next = (const uintptr_t *)fp[0];
+	if (!c->ip)
+		return 0;
+	ips[nr++] = c->ip;
+	/* each frame above the last: no cycle, and no walk longer than the span */
+	while (nr < max && shim_span_word(stack, fp, &next) && shim_span_word(stack, fp + 8, &ra)) {
+		if (!ra)
+			break;
+		ips[nr++] = ra;
 		if (next <= fp)
 			break;
 		fp = next;
 	}
 	return nr;
-}
-
-/* from the program's caller on by CFI: its sp is above the return address, its rbp saved below */
-static uint32_t dwarf_walk(uint64_t *ips, uint32_t max)
-{
-	const uintptr_t *fp = program_caller_frame();
-
-	if (!fp)
-		return 0;
-	return shim_cfi_walk(fp[1], (uintptr_t)(fp + 2), fp[0], stack_hi, ips, max);
 }
 
 static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)
@@ -165,15 +317,48 @@ static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)
 	return h ? h : 1;
 }
 
+static size_t table_bytes(uint32_t cap)
+{
+	return (size_t)cap * (sizeof(uint64_t) + sizeof(uint32_t));
+}
+
+/*
+ * The thread's walk page: the frames of a walk, then the first table.  A
+ * thread that makes a few stacks costs this one page.
+ */
+static bool walk_page(struct shim_stack_table *tb)
+{
+	int saved_errno = errno;
+	uint8_t *mem;
+
+	if (likely(tb->ips))
+		return true;
+	mem = shim_mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved_errno;
+	if (mem == MAP_FAILED)
+		return false;
+	tb->ips = (uint64_t *)mem;
+	tb->hashes = (uint64_t *)(mem + SHIM_MAX_FRAMES * sizeof(uint64_t) + sizeof(uint64_t));
+	tb->ids = (uint32_t *)(tb->hashes + TABLE_FIRST_CAP);
+	tb->cap = TABLE_FIRST_CAP;
+	tb->n = 0;
+	return true;
+}
+
+_Static_assert((SHIM_MAX_FRAMES + 1) * sizeof(uint64_t) +
+	       TABLE_FIRST_CAP * (sizeof(uint64_t) + sizeof(uint32_t)) <= PAGE,
+	       "the walk page holds the frames and the first table");
+
 static bool table_grow(struct shim_stack_table *tb)
 {
-	uint32_t cap = tb->cap ? 2 * tb->cap : TABLE_FIRST_CAP, i;
-	size_t bytes = (size_t)cap * (sizeof(uint64_t) + sizeof(uint32_t));
-	uint8_t *mem = shim_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			    -1, 0);
+	uint32_t cap = 2 * tb->cap, i;
+	int saved_errno = errno;
+	uint8_t *mem = shim_mmap(NULL, table_bytes(cap), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint64_t *hashes;
 	uint32_t *ids;
 
+	errno = saved_errno;
 	if (mem == MAP_FAILED)
 		return false;
 	hashes = (uint64_t *)mem;
@@ -188,8 +373,10 @@ static bool table_grow(struct shim_stack_table *tb)
 		hashes[j] = tb->hashes[i];
 		ids[j] = tb->ids[i];
 	}
-	if (tb->cap)
-		shim_munmap(tb->hashes, (size_t)tb->cap * (sizeof(uint64_t) + sizeof(uint32_t)));
+	/* the first table lies in the walk page, which stays */
+	if (tb->cap > TABLE_FIRST_CAP)
+		shim_munmap(tb->hashes, table_bytes(tb->cap));
+	errno = saved_errno;
 	tb->hashes = hashes;
 	tb->ids = ids;
 	tb->cap = cap;
@@ -228,17 +415,34 @@ static uint32_t intern(struct shim_thread *t, const uint64_t *ips, uint32_t nr)
 	return id;
 }
 
-uint32_t shim_stack_id(struct shim_thread *t)
+/* the caller's frames; its return address alone when nothing of its stack can be read */
+static uint32_t walk(const struct shim_caller *c, uint64_t *ips)
 {
-	uint64_t ips[SHIM_MAX_FRAMES];
-	uint32_t nr, id;
+	struct shim_span stack;
+
+	if (!stack_span(c->sp, &stack)) {
+		if (!c->ip)
+			return 0;
+		ips[0] = c->ip;
+		return 1;
+	}
+	if (shim_call_graph == MT_CALL_GRAPH_FP)
+		return fp_walk(&stack, c, ips, SHIM_MAX_FRAMES);
+	return shim_cfi_walk(&stack, c, ips, SHIM_MAX_FRAMES);
+}
+
+uint32_t shim_stack_id(struct shim_thread *t, const struct shim_caller *c)
+{
+	uint32_t nr, id = 0;
+
 
 	if (shim_call_graph == MT_CALL_GRAPH_NO || t->unwinding)
 		return 0;
 	t->unwinding++;
-	nr = shim_call_graph == MT_CALL_GRAPH_FP ? fp_walk(ips, SHIM_MAX_FRAMES) :
-						   dwarf_walk(ips, SHIM_MAX_FRAMES);
-	id = nr ? intern(t, ips, nr) : 0;
+	if (walk_page(&t->stacks)) {
+		nr = walk(c, t->stacks.ips);
+		id = nr ? intern(t, t->stacks.ips, nr) : 0;
+	}
 	t->unwinding--;
 	return id;
 }

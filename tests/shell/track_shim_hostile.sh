@@ -33,4 +33,7 @@ test_scribbled_ring() {
 test_scribbled_ring "" scribble "a record of an impossible length"
 # a free stamped an hour ahead held the process's events, and its threads, to the end
 test_scribbled_ring future future "a timestamp from the future"
+# a thread started after memtrack let the process go: before, the shim unmapped the rings
+# memtrack had released, the main thread's among them, and the main thread's next malloc faulted
+test_scribbled_ring thread thread "a record of an impossible length"
 finish

@@ -1,16 +1,20 @@
 /*
- * ring_scribble [future]: scribbles over its own preload shim ring: 1000
- * malloc(1234) + free, then a record that no shim writes at the ring's
- * write position (a length of 7 bytes; with "future", a well-formed free
- * stamped an hour from now), then 200000 more malloc(4321) + free, which
- * memtrack no longer takes.  Without the shim (no ring mapped) it says so
- * and exits 3.
+ * ring_scribble [future|thread]: scribbles over its own preload shim ring:
+ * 1000 malloc(1234) + free, then a record that no shim writes at the
+ * ring's write position (a length of 7 bytes; with "future", a well-formed
+ * free stamped an hour from now), then 200000 more malloc(4321) + free,
+ * which memtrack no longer takes.  With "thread", a second instead, for
+ * memtrack to let the process go, then a thread that makes 100
+ * malloc(4321) + free, then 200000 in the main thread.  Without the shim
+ * (no ring mapped) it says so and exits 3.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* preload/shim-abi.h's layout, as a hostile process would read it */
 #define HDR_SIZE	4096
@@ -60,8 +64,21 @@ static void write_future_free(uint8_t *ring)
 			 ((uint64_t)REC_FREE << 48), __ATOMIC_RELEASE);
 }
 
+static void *allocate(void *arg)
+{
+	void *volatile p;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		p = malloc(4321);
+		free(p);
+	}
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t t;
 	void *volatile p;
 	uint8_t *ring;
 	int i;
@@ -79,6 +96,11 @@ int main(int argc, char **argv)
 		write_future_free(ring);
 	else
 		write_bad_length(ring);
+	if (argc > 1 && !strcmp(argv[1], "thread")) {
+		sleep(1);
+		if (pthread_create(&t, NULL, allocate, NULL) || pthread_join(t, NULL))
+			return 1;
+	}
 	for (i = 0; i < 200000; i++) {
 		p = malloc(4321);
 		free(p);
