@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -40,9 +41,12 @@
 #define WAIT_SLICE_NS		(100 * 1000 * 1000)
 #define DEFAULT_RING_SIZE	(1U << 20)
 #define RING_SIZE_MAX		(1ULL << 30)
+#define POPULATE_FIRST		4096U
 #define POPULATE_CHUNK		(64U << 10)
 #define PREFETCH_AHEAD		512	/* bytes: within the second mapping of the data */
 #define RINGS_CHECKED		8	/* rings whose thread is looked for, at each new ring */
+#define FD_CEILING		1024	/* the shim's descriptor lies below this, and the limit */
+#define FD_TRIES		16
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
@@ -197,6 +201,39 @@ static uint64_t fd_ino(int fd)
 	return fstat(fd, &st) ? 0 : st.st_ino;
 }
 
+/*
+ * The socket, out of the program's way: programs take the lowest free
+ * numbers, and some count on them (Python's os.pipe() gave 4 and 5 after
+ * the shim's socket on 3).  It goes as high as it can below the soft limit
+ * of descriptors, and below 1024: the kernel's table grows to the highest
+ * number open, and every fork copies it.  A program that lowers its limit
+ * later keeps the socket (the kernel closes nothing); one that dup2()s
+ * onto its number is noticed by fd_ino().  When no high number is free,
+ * it stays where it is.
+ */
+static int move_high(int fd)
+{
+	struct rlimit lim;
+	int top, base, moved;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim))
+		return fd;
+	top = lim.rlim_cur < FD_CEILING ? (int)lim.rlim_cur : FD_CEILING;
+	/* F_DUPFD gives the lowest free number from base on, which may be top or past it */
+	for (base = top - 1; base > fd && base >= top - FD_TRIES; base--) {
+		moved = fcntl(fd, F_DUPFD_CLOEXEC, base);
+		if (moved >= 0 && moved < top) {
+			close(fd);
+			return moved;
+		}
+		if (moved >= 0)
+			close(moved);
+		else if (errno != EMFILE)
+			break;
+	}
+	return fd;
+}
+
 static int connect_to_memtrack(void)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
@@ -211,6 +248,7 @@ static int connect_to_memtrack(void)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
+	fd = move_high(fd);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&addr,
 		    offsetof(struct sockaddr_un, sun_path) + 1 + sock_name_len)) {
@@ -637,11 +675,15 @@ static bool wait_for_room(struct shim_thread *t, uint64_t end)
 /*
  * The first lap through a ring would take a page fault per page, a trap
  * each (the dearer under a paravirtualised kernel): one madvise maps a
- * chunk of them instead.
+ * chunk of them instead.  The chunks start at a page and double up to
+ * POPULATE_CHUNK: a thread that writes a few records costs a page of the
+ * process's memory, not a chunk.
  */
 static void populate_ahead(struct shim_thread *t, uint64_t end)
 {
-	uint64_t to = (end + POPULATE_CHUNK - 1) & ~(uint64_t)(POPULATE_CHUNK - 1);
+	uint64_t step = t->populated < POPULATE_FIRST ? POPULATE_FIRST :
+			t->populated < POPULATE_CHUNK ? t->populated : POPULATE_CHUNK;
+	uint64_t to = (end + step - 1) & ~(step - 1);
 
 	if (to > t->size)
 		to = t->size;

@@ -160,7 +160,7 @@ static void scan_line(struct maps_scan *sc, const struct maps_line *m)
 static bool read_ranges(void)
 {
 	struct maps_scan sc = { 0 };
-	char buf[4096];
+	char buf[1024];		/* no bigger: on the thread's stack, a page more of its memory */
 	size_t have = 0;
 	bool skipping = false;
 	ssize_t n;

@@ -17,6 +17,7 @@
 #define RELEASE_STRIDE		(64U << 10)
 #define MAX_RECORD		(sizeof(struct shim_stack_rec) + SHIM_MAX_FRAMES * 8)
 #define MAX_STACKS		(1U << 24)
+#define POPULATE_FIRST		4096U
 #define POPULATE_CHUNK		(64U << 10)
 
 #ifndef MADV_POPULATE_READ
@@ -168,10 +169,17 @@ static enum shim_head read_stack(struct shim_ring *r, const uint8_t *rec, uint32
 	return SHIM_HEAD_STACK;
 }
 
-/* what the producer wrote on its first lap, mapped a chunk per system call, not a fault per page */
+/*
+ * What the producer wrote on its first lap, mapped a chunk per system
+ * call, not a fault per page.  The chunks double from a page, as the
+ * shim's do: a read past what was written allocates the ring's memory, and
+ * a thread that writes a page of records costs that page.
+ */
 static void populate_to(struct shim_ring *r, uint64_t end)
 {
-	uint64_t to = (end + POPULATE_CHUNK - 1) & ~(uint64_t)(POPULATE_CHUNK - 1);
+	uint64_t step = r->populated < POPULATE_FIRST ? POPULATE_FIRST :
+			r->populated < POPULATE_CHUNK ? r->populated : POPULATE_CHUNK;
+	uint64_t to = (end + step - 1) & ~(step - 1);
 
 	if (to > r->size)
 		to = r->size;
