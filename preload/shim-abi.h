@@ -13,8 +13,9 @@
  * creates its ring (a sealed memfd) and sends a shim_register with the fd,
  * or a shim_no_ring when it cannot: memtrack then knows the run is not
  * exact.  A SHIM_KICK tells a sleeping poller that a ring filled up.  A
- * connection the program closed is replaced by a new one, which says
- * hello again before anything else.
+ * SHIM_WARN carries a warning of the shim's for memtrack to print: the
+ * program's stderr is the program's.  A connection the program closed is
+ * replaced by a new one, which says hello again before anything else.
  */
 #ifndef MEMTRACK_SHIM_ABI_H
 #define MEMTRACK_SHIM_ABI_H
@@ -33,6 +34,7 @@ enum shim_msg {
 	SHIM_REGISTER,
 	SHIM_KICK,
 	SHIM_NO_RING,
+	SHIM_WARN,
 };
 
 #define SHIM_ACCEPT		'A'
@@ -63,6 +65,15 @@ struct shim_no_ring {
 	__u32 tid;
 	__s32 err;
 	__u32 pad;
+};
+
+/* a warning, len bytes of printable ASCII (0x20-0x7e), no NUL: memtrack prints it */
+#define SHIM_WARN_MAX		200
+
+struct shim_warn {
+	__u32 msg;		/* SHIM_WARN */
+	__u32 len;		/* of text, 1 to SHIM_WARN_MAX; the message is no longer */
+	char text[SHIM_WARN_MAX];
 };
 
 /*

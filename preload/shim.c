@@ -95,17 +95,68 @@ static long page_size;
 static int last_sock = -1;		/* survives fork: a child closes its parent's */
 static uint64_t last_sock_ino;
 
-void shim_warn(const char *a, const char *b)
+/* a + b as a warning's text: cut to its longest, and nothing but printable ASCII */
+static uint32_t warn_text(struct shim_warn *w, const char *a, const char *b)
 {
-	struct iovec iov[4] = {
+	const char *parts[2] = { a, b ? b : "" };
+	uint32_t len = 0;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		for (const char *c = parts[i]; *c && len < SHIM_WARN_MAX; c++)
+			w->text[len++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+	return len;
+}
+
+static bool try_lock(uint32_t *l);
+static void unlock(uint32_t *l);
+static int proc_socket(struct shim_proc *p);
+
+/* to memtrack, on the connection; false when there is none */
+static bool warn_memtrack(const struct shim_warn *w, uint32_t len)
+{
+	struct shim_proc *p = __atomic_load_n(&proc, __ATOMIC_ACQUIRE);
+	size_t size = offsetof(struct shim_warn, text) + len;
+	bool sent = false;
+	int sock;
+
+	/* held by a thread this one interrupted, maybe: no waiting for it */
+	if (!p || __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PROC_ACTIVE || !try_lock(&p->lock))
+		return false;
+	sock = proc_socket(p);
+	if (sock >= 0)
+		sent = send(sock, w, size, MSG_NOSIGNAL) == (ssize_t)size;
+	unlock(&p->lock);
+	return sent;
+}
+
+static void warn_stderr(const struct shim_warn *w)
+{
+	struct iovec iov[3] = {
 		{ (void *)"memtrack preload: ", 18 },
-		{ (void *)a, strlen(a) },
-		{ (void *)b, b ? strlen(b) : 0 },
+		{ (void *)w->text, w->len },
 		{ (void *)"\n", 1 },
 	};
 
-	if (writev(STDERR_FILENO, iov, 4) < 0)
-		return;
+	if (writev(STDERR_FILENO, iov, 3) < 0)
+		return;	/* nowhere left to say it */
+}
+
+/*
+ * A warning: memtrack prints it, naming the process (or not, under -q).
+ * Only a process that memtrack does not track (no connection at all) has
+ * it on its stderr.  Nothing here allocates.
+ */
+void shim_warn(const char *a, const char *b)
+{
+	struct shim_warn w = { .msg = SHIM_WARN };
+	int saved_errno = errno;
+
+
+	w.len = warn_text(&w, a, b);
+	if (!warn_memtrack(&w, w.len))
+		warn_stderr(&w);
+	errno = saved_errno;
 }
 
 static uint64_t now_ns(void)
@@ -125,6 +176,19 @@ static void lock(uint32_t *l)
 {
 	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
+}
+
+/* the lock, unless it stays held for a while */
+static bool try_lock(uint32_t *l)
+{
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+			return true;
+		sched_yield();
+	}
+	return false;
 }
 
 static void unlock(uint32_t *l)
@@ -570,12 +634,16 @@ static void no_ring(struct shim_proc *p, struct shim_thread *t, uint32_t tid, in
 	const char *desc;
 	int sock;
 
+	bool sent = false;
+
 	t->no_ring_epoch = p->epoch;
 	lock(&p->lock);
 	sock = proc_socket(p);
 	if (sock >= 0)
-		send(sock, &m, sizeof(m), MSG_NOSIGNAL);
+		sent = send(sock, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m);
 	unlock(&p->lock);
+	if (sent)
+		return;		/* memtrack says it, naming the thread */
 	desc = strerrordesc_np(err);	/* strerror() may translate, and allocate */
 	shim_warn("cannot create this thread's ring: its allocations are not tracked: ",
 		  desc ? desc : "unknown error");

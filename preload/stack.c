@@ -64,6 +64,7 @@ struct stack_ranges {
 };
 
 static __thread struct stack_ranges ranges __attribute__((tls_model("initial-exec")));
+static bool copy_refused;	/* said once: a sandbox's filter, most likely */
 
 struct maps_line {
 	uintptr_t lo, hi;
@@ -250,6 +251,11 @@ static bool copy_span(uintptr_t sp, struct shim_span *s)
 	}
 	local = (struct iovec){ ranges.copy, end - sp };
 	got = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, remote, (unsigned long)n, 0UL);
+	if (got < 0 && (errno == EPERM || errno == ENOSYS) &&
+	    !__atomic_exchange_n(&copy_refused, true, __ATOMIC_RELAXED))
+		shim_warn("call stacks on a stack of unknown bounds (a coroutine's, a signal's) "
+			  "are cut to their first frame: process_vm_readv: ",
+			  strerrordesc_np(errno));
 	if (got <= 0)
 		return false;
 	*s = (struct shim_span){ .lo = sp, .hi = sp + got, .copy = ranges.copy };

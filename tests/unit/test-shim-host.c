@@ -26,7 +26,8 @@
 #define RING_SIZE	(64U << 10)
 
 struct seen {
-	unsigned int hellos, rings, closed, no_rings;
+	unsigned int hellos, rings, closed, no_rings, warnings;
+	char warning[SHIM_WARN_MAX + 1];
 	pid_t ring_pid;
 	int32_t ring_tid;
 	uint32_t no_ring_tid;
@@ -65,6 +66,15 @@ static void no_ring(void *ctx, pid_t pid, uint32_t tid, int err)
 	s->no_rings++;
 	s->no_ring_tid = tid;
 	s->no_ring_err = err;
+}
+
+static void warn(void *ctx, pid_t pid, const char *text)
+{
+	struct seen *s = ctx;
+
+	(void)pid;
+	s->warnings++;
+	snprintf(s->warning, sizeof(s->warning), "%s", text);
 }
 
 /* a connection to the host, as a shim makes it */
@@ -132,7 +142,8 @@ static struct shim_host *new_host(struct seen *s, int epfd)
 {
 	struct shim_host_opts o = { .ring_size = RING_SIZE };
 	struct shim_host_ops ops = {
-		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring, .ctx = s,
+		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring,
+		.warn = warn, .ctx = s,
 	};
 	struct shim_host *h = NULL;
 
@@ -217,9 +228,86 @@ static void test_no_ring(void)
 	shim_host__delete(h);
 }
 
+/* a warning of len bytes of text, sent as size bytes */
+static void send_warn(int sock, const char *text, uint32_t len, size_t size)
+{
+	struct shim_warn m = { .msg = SHIM_WARN, .len = len };
+
+	memcpy(m.text, text, strlen(text) < sizeof(m.text) ? strlen(text) : sizeof(m.text));
+	CHECK(send(sock, &m, size, 0) == (ssize_t)size);
+}
+
+#define WARN_HEAD	offsetof(struct shim_warn, text)
+
+/* each a protocol error: the warning is not printed, the connection ends */
+static void check_bad_warning(const char *text, uint32_t len, size_t size, const char *what)
+{
+	struct seen s = { 0 };
+	struct shim_host_stats st;
+	int epfd = epoll_create1(EPOLL_CLOEXEC), a;
+	struct shim_host *h = new_host(&s, epfd);
+
+	if (!h)
+		return;
+	a = accepted_conn(h, epfd, what);
+	send_warn(a, text, len, size);
+	poll_once(h, epfd);
+	shim_host__stats(h, &st);
+	CHECK(!s.warnings && s.closed == 1 && st.bad == 1, "%s: %u told, %u closed, %lu bad",
+	      what, s.warnings, s.closed, (unsigned long)st.bad);
+	close(a);
+	close(epfd);
+	shim_host__delete(h);
+}
+
+static void test_warn(void)
+{
+	struct seen s = { 0 };
+	int epfd = epoll_create1(EPOLL_CLOEXEC), a, b;
+	struct shim_host *h = new_host(&s, epfd);
+	char longest[SHIM_WARN_MAX + 1];
+
+	if (!h)
+		return;
+	/* before its hello, a connection may say nothing */
+	b = shim_connect(h);
+	send_warn(b, "early", 5, WARN_HEAD + 5);
+	poll_once(h, epfd);
+	poll_once(h, epfd);
+	CHECK(!s.warnings && s.hellos == 0, "warn: not before the hello");
+
+	a = accepted_conn(h, epfd, "warn: the hello is accepted");
+	send_warn(a, "cannot do that: No such file", 28, WARN_HEAD + 28);
+	poll_once(h, epfd);
+	CHECK_U64(s.warnings, 1, "warn: told");
+	CHECK_STR(s.warning, "cannot do that: No such file", "warn: the text");
+	memset(longest, '~', SHIM_WARN_MAX);
+	longest[SHIM_WARN_MAX] = 0;
+	send_warn(a, longest, SHIM_WARN_MAX, WARN_HEAD + SHIM_WARN_MAX);
+	poll_once(h, epfd);
+	CHECK_U64(s.warnings, 2, "warn: the longest");
+	CHECK_STR(s.warning, longest, "warn: all of it");
+	close(a);
+	close(b);
+	close(epfd);
+	shim_host__delete(h);
+
+	check_bad_warning("bell\a", 5, WARN_HEAD + 5, "warn: a control character");
+	check_bad_warning("esc\033[2J", 7, WARN_HEAD + 7, "warn: an escape sequence");
+	check_bad_warning("caf\xc3\xa9", 5, WARN_HEAD + 5, "warn: a byte past ASCII");
+	check_bad_warning("nul\0x", 5, WARN_HEAD + 5, "warn: a NUL inside");
+	check_bad_warning("short", 10, WARN_HEAD + 5, "warn: a length past the message");
+	check_bad_warning("long enough", 4, WARN_HEAD + 11, "warn: a message past its length");
+	check_bad_warning("", 0, WARN_HEAD, "warn: empty");
+	check_bad_warning(longest, SHIM_WARN_MAX + 1, WARN_HEAD + SHIM_WARN_MAX,
+			  "warn: a length past the most");
+	check_bad_warning("x", 1, 6, "warn: cut in its head");
+}
+
 int main(void)
 {
 	test_flush_takes_queued_rings();
 	test_no_ring();
+	test_warn();
 	return test_done("test-shim-host");
 }

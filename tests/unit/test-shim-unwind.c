@@ -26,6 +26,11 @@
 
 uint32_t shim_call_graph = MT_CALL_GRAPH_FP;
 
+void shim_warn(const char *a, const char *b)
+{
+	printf("# shim_warn: %s%s\n", a, b ? b : "");
+}
+
 bool shim_write_stack(struct shim_thread *t, uint32_t id, const uint64_t *ips, uint32_t nr)
 {
 	(void)t, (void)id, (void)ips, (void)nr;

@@ -226,6 +226,15 @@ void session__on_shim_no_ring(void *ctx, pid_t pid, uint32_t tid, int err)
 	s->ringless++;
 }
 
+/* the shim's own words (printable, checked by the host), which -q silences */
+void session__on_shim_warn(void *ctx, pid_t pid, const char *text)
+{
+	struct track_session *s = ctx;
+
+	if (!s->opts->quiet)
+		warning("pid %d (%s): preload shim: %s", pid, comm_of(s, pid), text);
+}
+
 void session__on_merged_event(void *ctx, const struct mt_alloc_event *e)
 {
 	struct track_session *s = ctx;

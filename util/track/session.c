@@ -487,6 +487,7 @@ static int start_shim_host(struct track_session *s)
 		.ring = session__on_shim_ring,
 		.closed = session__on_shim_closed,
 		.no_ring = session__on_shim_no_ring,
+		.warn = session__on_shim_warn,
 		.ctx = s,
 	};
 	struct merge_ops mops = {

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,32 @@ static bool on_no_ring(struct shim_host *h, int fd, const struct shim_no_ring *m
 	return true;
 }
 
+/*
+ * The process's words, printed on memtrack's terminal: of the length said,
+ * printable ASCII only, or the connection is closed.
+ */
+static bool on_warn(struct shim_host *h, int fd, const struct shim_warn *m, ssize_t n)
+{
+	struct conn *c = &h->conns[fd];
+	char text[SHIM_WARN_MAX + 1];
+	uint32_t i;
+
+	if (c->state != CONN_ACCEPTED || (size_t)n < offsetof(struct shim_warn, text) ||
+	    !m->len || m->len > SHIM_WARN_MAX ||
+	    (size_t)n != offsetof(struct shim_warn, text) + m->len)
+		return false;
+	for (i = 0; i < m->len; i++) {
+		if (m->text[i] < 0x20 || m->text[i] > 0x7e)
+			return false;
+		text[i] = m->text[i];
+	}
+	text[i] = 0;
+	h->st.warnings++;
+	if (h->ops.warn)
+		h->ops.warn(h->ops.ctx, c->pid, text);
+	return true;
+}
+
 /* one message; false: close the connection */
 static bool read_message(struct shim_host *h, int fd, bool *more)
 {
@@ -261,11 +288,14 @@ static bool read_message(struct shim_host *h, int fd, bool *more)
 		struct shim_hello hello;
 		struct shim_register reg;
 		struct shim_no_ring no_ring;
-		char bytes[64];
+		struct shim_warn warn;
+		char bytes[256];
 	} m;
 	int ring_fd = -1, nfds;
 	ssize_t n = recv_fds(fd, &m, sizeof(m), &ring_fd, 1, &nfds);
 	bool ok;
+
+	_Static_assert(sizeof(struct shim_warn) < sizeof(m.bytes), "a full buffer means cut");
 
 	*more = n > 0;
 	if (n < 0)
@@ -281,6 +311,8 @@ static bool read_message(struct shim_host *h, int fd, bool *more)
 		ok = on_register(h, fd, &m.reg, n, ring_fd);
 	else if (m.msg == SHIM_NO_RING)
 		ok = ring_fd < 0 && on_no_ring(h, fd, &m.no_ring, n);
+	else if (m.msg == SHIM_WARN)
+		ok = ring_fd < 0 && on_warn(h, fd, &m.warn, n);
 	else
 		ok = m.msg == SHIM_KICK && n == sizeof(m.msg);
 	if (ring_fd >= 0)

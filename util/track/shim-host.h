@@ -33,6 +33,8 @@ struct shim_host_ops {
 	void (*closed)(void *ctx, pid_t pid);
 	/* a thread of an accepted process could not make its ring (err: its errno) */
 	void (*no_ring)(void *ctx, pid_t pid, uint32_t tid, int err);
+	/* a warning of an accepted process's shim: printable ASCII, checked */
+	void (*warn)(void *ctx, pid_t pid, const char *text);
 	void *ctx;
 };
 
@@ -63,7 +65,7 @@ void shim_host__drop(struct shim_host *h, pid_t pid);
 void shim_host__set_asleep(struct shim_host *h, bool asleep);
 /* connections and processes seen, refused, and protocol errors */
 struct shim_host_stats {
-	uint64_t hellos, accepted, refused, rings, no_rings, bad;
+	uint64_t hellos, accepted, refused, rings, no_rings, warnings, bad;
 };
 void shim_host__stats(const struct shim_host *h, struct shim_host_stats *st);
 
