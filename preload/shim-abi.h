@@ -103,7 +103,15 @@ struct shim_ring_hdr {
 	__u32 magic;
 	__u32 version;
 	__u64 size;
-	__u8 pad0[48];
+	/*
+	 * Threads of the process that the shim could not serve (no ring) and
+	 * could not tell memtrack of (no connection, no descriptor left for
+	 * one): counted in the process's first ring, which memtrack maps
+	 * already and reads when it is done with the process.
+	 */
+	__u32 unserved;
+	__u32 pad;
+	__u8 pad0[40];
 	__u64 prod;		/* producer's cache line */
 	__u64 wait_start;	/* CLOCK_MONOTONIC ns when the thread began to wait, 0 */
 	__u32 waiting;		/* the producer sleeps on cons_gen */

@@ -463,7 +463,8 @@ static void unmap_ring(struct shim_ring_hdr *h, uint64_t size)
  * thread has its tid any more (a tid taken again keeps it mapped, which
  * costs memory, never a fault); not on memtrack's word, which the process
  * can write too, and which memtrack gives while a dropped process's
- * threads still write.  The incarnation's first ring stays.  Under p->lock.
+ * threads still write.  The incarnation's first ring stays: it counts the
+ * threads that memtrack could not be told of (no_ring()).  Under p->lock.
  */
 static void unmap_ended(struct shim_proc *p)
 {
@@ -626,24 +627,30 @@ static int thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
 
 /*
  * Once per thread and incarnation: memtrack learns that the run misses
- * this thread's calls (the socket, open since the hello, needs no new fd).
+ * this thread's calls.  On the connection if it can (memtrack names the
+ * thread and says why); else, with no connection and maybe no descriptor
+ * left to make one, in the process's first ring, which memtrack maps and
+ * reads at the end; else, with no ring either, on stderr.
  */
 static void no_ring(struct shim_proc *p, struct shim_thread *t, uint32_t tid, int err)
 {
 	struct shim_no_ring m = { .msg = SHIM_NO_RING, .tid = tid, .err = err };
+	bool told = false;
 	const char *desc;
 	int sock;
-
-	bool sent = false;
 
 	t->no_ring_epoch = p->epoch;
 	lock(&p->lock);
 	sock = proc_socket(p);
 	if (sock >= 0)
-		sent = send(sock, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m);
+		told = send(sock, &m, sizeof(m), MSG_NOSIGNAL) == sizeof(m);
+	if (!told && p->nrings) {
+		__atomic_add_fetch(&p->rings[0].hdr->unserved, 1, __ATOMIC_RELEASE);
+		told = true;
+	}
 	unlock(&p->lock);
-	if (sent)
-		return;		/* memtrack says it, naming the thread */
+	if (told)
+		return;
 	desc = strerrordesc_np(err);	/* strerror() may translate, and allocate */
 	shim_warn("cannot create this thread's ring: its allocations are not tracked: ",
 		  desc ? desc : "unknown error");

@@ -6,7 +6,8 @@
  * yet written holds back its own process and no other; the producer
  * position is seen again once the consumer has caught up with it; a
  * corrupt ring ends its process's tracking and no one else's, and so does
- * a record stamped later than it could have been written.
+ * a record stamped later than it could have been written; the threads a
+ * shim counted in a ring header, not served, are told once each.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -25,6 +26,9 @@ struct out {
 	unsigned int n, corrupt;
 	int32_t corrupt_pid;
 	const char *why;
+	unsigned int unserved_calls;
+	uint32_t unserved;
+	int32_t unserved_pid;
 };
 
 /* the producer's end of one ring, as preload/shim.c writes it */
@@ -62,6 +66,15 @@ static void corrupt(void *ctx, int32_t pid, int32_t tid, const char *why)
 static void waited(void *ctx, int32_t pid, uint64_t since)
 {
 	(void)ctx, (void)pid, (void)since;
+}
+
+static void unserved(void *ctx, int32_t pid, uint32_t n)
+{
+	struct out *o = ctx;
+
+	o->unserved_calls++;
+	o->unserved += n;
+	o->unserved_pid = pid;
 }
 
 static void producer_open(struct producer *pr)
@@ -128,7 +141,8 @@ static void add_ring(struct merger *m, int32_t pid, int32_t tid, struct producer
 static struct merger *new_merger(struct out *o)
 {
 	struct merge_ops ops = {
-		.emit = emit, .stack = no_stack, .corrupt = corrupt, .waited = waited, .ctx = o,
+		.emit = emit, .stack = no_stack, .corrupt = corrupt, .waited = waited,
+		.unserved = unserved, .ctx = o,
 	};
 
 	struct merger *m;
@@ -301,11 +315,41 @@ static void test_stamped_in_future(void)
 	producer_close(&c);
 }
 
+/* the header's count of threads not served: told as it grows, never twice, never back */
+static void test_unserved(void)
+{
+	struct producer a;
+	struct out o;
+	struct merger *m = new_merger(&o);
+
+	producer_open(&a);
+	add_ring(m, 800, 800, &a);
+	merger__read_unserved(m);
+	CHECK_U64(o.unserved_calls, 0, "unserved: none, nothing told");
+	__atomic_store_n(&a.hdr->unserved, 2, __ATOMIC_RELEASE);
+	merger__read_unserved(m);
+	CHECK(o.unserved_calls == 1 && o.unserved == 2 && o.unserved_pid == 800,
+	      "unserved: two, of their process: %u calls, %u", o.unserved_calls, o.unserved);
+	merger__read_unserved(m);
+	CHECK_U64(o.unserved, 2, "unserved: not told twice");
+	__atomic_store_n(&a.hdr->unserved, 1, __ATOMIC_RELEASE);
+	merger__read_unserved(m);
+	CHECK_U64(o.unserved, 2, "unserved: a count gone back adds nothing");
+	__atomic_store_n(&a.hdr->unserved, 5, __ATOMIC_RELEASE);
+	/* the process exits and its drained ring goes: read before it is unmapped */
+	merger__exited(m, 800);
+	merger__pass(m, false);
+	CHECK_U64(o.unserved, 5, "unserved: the rest, when its ring goes");
+	merger__delete(m);
+	producer_close(&a);
+}
+
 int main(void)
 {
 	test_across_threads();
 	test_pending_holds_its_process();
 	test_corrupt_ring();
 	test_stamped_in_future();
+	test_unserved();
 	return test_done("test-merge");
 }

@@ -1,5 +1,5 @@
 /*
- * fds_then_thread close|exhaust: a thread started after the process has
+ * fds_then_thread close|exhaust|both: a thread started after the process has
  * done something to its file descriptors, which the preload shim needs
  * (its connection to memtrack, and one to make each thread's ring).
  *
@@ -8,6 +8,8 @@
  * free after, then the thread.
  * exhaust: 1 malloc(1111) + free, then lowers its limit to 64 descriptors
  * and takes every one left, then the thread.
+ * both: close, then exhaust, then the thread: the shim has no connection
+ * left, and no descriptor to make one.
  * The thread does 100 malloc(4444) + free.  Exits 0, 2 on a bad argument.
  */
 #define _GNU_SOURCE
@@ -60,11 +62,13 @@ int main(int argc, char **argv)
 	void *volatile p;
 	pthread_t t;
 
-	if (argc != 2 || (strcmp(argv[1], "close") && strcmp(argv[1], "exhaust")))
+	if (argc != 2 || (strcmp(argv[1], "close") && strcmp(argv[1], "exhaust") &&
+			  strcmp(argv[1], "both")))
 		return 2;
 	p = malloc(1111);
 	free(p);
-	if ((!strcmp(argv[1], "close") ? close_all() : exhaust()) ||
+	if ((strcmp(argv[1], "exhaust") && close_all()) ||
+	    (strcmp(argv[1], "close") && exhaust()) ||
 	    pthread_create(&t, NULL, allocate, NULL) || pthread_join(t, NULL))
 		return 1;
 	return 0;

@@ -70,8 +70,17 @@ struct merger *merger__new(const struct merge_ops *ops)
 	return m;
 }
 
+static void read_unserved(struct merger *m, struct source *s)
+{
+	uint32_t n = shim_ring__unserved(&s->ring);
+
+	if (n && m->ops.unserved)
+		m->ops.unserved(m->ops.ctx, s->ring.pid, n);
+}
+
 static void free_ring(struct merger *m, struct source *s)
 {
+	read_unserved(m, s);
 	m->retired_prod += s->ring.cons;
 	m->retired_cons += s->ring.cons;
 	shim_ring__retire(&s->ring);
@@ -96,6 +105,7 @@ void merger__delete(struct merger *m)
 
 	if (!m)
 		return;
+	m->ops.unserved = NULL;		/* read at the end of the run, before its summary */
 	for (i = 0; i < m->nprocs; i++)
 		free_proc(m, m->procs[i]);
 	free(m->procs);
@@ -186,6 +196,15 @@ void merger__exited(struct merger *m, int32_t pid)
 		return;
 	m->procs[*slot - 1]->exited = true;
 	*slot = 0;
+}
+
+void merger__read_unserved(struct merger *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nprocs; i++)
+		for (j = 0; j < m->procs[i]->nrings; j++)
+			read_unserved(m, m->procs[i]->rings[j]);
 }
 
 void merger__ref(struct merge_proc *p)

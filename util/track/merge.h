@@ -36,6 +36,8 @@ struct merge_ops {
 	void (*corrupt)(void *ctx, int32_t pid, int32_t tid, const char *why);
 	/* a producer waited for room: the time it began (pressure bookkeeping) */
 	void (*waited)(void *ctx, int32_t pid, uint64_t since);
+	/* n more threads of pid had no ring, and their shim could not say so on its socket */
+	void (*unserved)(void *ctx, int32_t pid, uint32_t n);
 	void *ctx;
 };
 
@@ -64,6 +66,12 @@ void merger__ref(struct merge_proc *p);
 void merger__unref(struct merger *m, struct merge_proc *p);
 /* the process's rings are dropped: its events from now on are lost (counted) */
 void merger__drop_rings(struct merger *m, struct merge_proc *p);
+/*
+ * Reads every ring's count of threads its shim could not serve nor tell
+ * of (ops->unserved); a ring freed is read first.  At the end of a run,
+ * once the processes are gone.
+ */
+void merger__read_unserved(struct merger *m);
 
 /*
  * Emits what is ready.  all: the run is over and every producer gone,

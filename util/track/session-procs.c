@@ -226,6 +226,17 @@ void session__on_shim_no_ring(void *ctx, pid_t pid, uint32_t tid, int err)
 	s->ringless++;
 }
 
+/* threads the shim could not serve, counted in the process's first ring: no socket to say more */
+void session__on_shim_unserved(void *ctx, int32_t pid, uint32_t n)
+{
+	struct track_session *s = ctx;
+
+	warning("%u thread%s of pid %d (%s) could not make a preload shim ring, and the shim "
+		"could not say why (no connection, no descriptor left): %s allocations are not "
+		"tracked", n, n == 1 ? "" : "s", pid, comm_of(s, pid), n == 1 ? "its" : "their");
+	s->ringless += n;
+}
+
 /* the shim's own words (printable, checked by the host), which -q silences */
 void session__on_shim_warn(void *ctx, pid_t pid, const char *text)
 {

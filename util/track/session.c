@@ -495,6 +495,7 @@ static int start_shim_host(struct track_session *s)
 		.stack = session__on_shim_stack,
 		.corrupt = session__on_corrupt_ring,
 		.waited = session__on_producer_waited,
+		.unserved = session__on_shim_unserved,
 		.ctx = s,
 	};
 	int err;
@@ -650,6 +651,7 @@ static void finish_merge(struct track_session *s)
 	shim_host__flush(s->host);
 	merger__set_bpf_bound(s->merger, UINT64_MAX);
 	merger__pass(s->merger, true);
+	merger__read_unserved(s->merger);
 	merger__stats(s->merger, &st);
 	s->event_lost = st.lost;
 	shim_host__delete(s->host);

@@ -158,6 +158,7 @@ bool session__on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r);
 void session__on_shim_closed(void *ctx, pid_t pid);
 void session__on_shim_no_ring(void *ctx, pid_t pid, uint32_t tid, int err);
 void session__on_shim_warn(void *ctx, pid_t pid, const char *text);
+void session__on_shim_unserved(void *ctx, int32_t pid, uint32_t n);
 void session__on_merged_event(void *ctx, const struct mt_alloc_event *e);
 uint64_t session__on_shim_stack(void *ctx, int32_t pid, const uint64_t *ips, uint32_t nr);
 void session__on_corrupt_ring(void *ctx, int32_t pid, int32_t tid, const char *why);

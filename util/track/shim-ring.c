@@ -313,6 +313,21 @@ uint64_t shim_ring__prod(const struct shim_ring *r)
 	return __atomic_load_n(&r->hdr->prod, __ATOMIC_RELAXED);
 }
 
+/* the process's word: it can only add to its own losses; a count that goes back adds none */
+uint32_t shim_ring__unserved(struct shim_ring *r)
+{
+	uint32_t now, n;
+
+	if (!r->hdr)
+		return 0;
+	now = __atomic_load_n(&r->hdr->unserved, __ATOMIC_ACQUIRE);
+	if (now <= r->unserved)
+		return 0;
+	n = now - r->unserved;
+	r->unserved = now;
+	return n;
+}
+
 void shim_ring__retire(struct shim_ring *r)
 {
 	if (r->hdr)

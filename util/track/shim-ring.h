@@ -32,6 +32,7 @@ struct shim_ring {
 	size_t stacks_cap;
 	const char *corrupt;		/* why, once the ring broke a rule */
 	uint64_t records;
+	uint32_t unserved;		/* the header's count, as far as taken */
 };
 
 /* what the head of the ring holds */
@@ -75,5 +76,10 @@ uint64_t shim_ring__prod(const struct shim_ring *r);
 bool shim_ring__producer_waits(const struct shim_ring *r);
 /* memtrack is done: the shim may unmap it */
 void shim_ring__retire(struct shim_ring *r);
+/*
+ * Threads of the ring's process that its shim could not serve nor tell
+ * memtrack of (shim_ring_hdr.unserved), counted since the last call.
+ */
+uint32_t shim_ring__unserved(struct shim_ring *r);
 
 #endif
