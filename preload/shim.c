@@ -33,6 +33,7 @@
 
 #include "bpf/memtrack.h"
 #include "shim.h"
+#include "util/fd-pass.h"
 #include "util/prefetch.h"
 
 #define INERT_EPOCH		(~0ULL)
@@ -325,29 +326,17 @@ static int connect_to_memtrack(void)
 /* the reply: one byte, and with SHIM_ACCEPT the control page's fd */
 static char receive_reply(int sock, int *ctl_fd)
 {
-	char byte = SHIM_REJECT, control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *c;
-
-	ssize_t n;
+	char byte = SHIM_REJECT;
+	int nfds;
 
 	*ctl_fd = -1;
 	/*
 	 * With a receive timeout, a stop and continue of the process (job
-	 * control, a debugger) ends the wait with EINTR, not a restart.
+	 * control, a debugger) ends the wait with EINTR, not a restart:
+	 * recv_fds() waits again.
 	 */
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
+	if (recv_fds(sock, &byte, 1, ctl_fd, 1, &nfds) != 1)
 		return SHIM_REJECT;
-	c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-		memcpy(ctl_fd, CMSG_DATA(c), sizeof(int));
 	return byte;
 }
 
@@ -543,19 +532,8 @@ static int create_ring_fd(uint64_t size)
 static bool send_ring(int sock, int fd, uint32_t tid, uint64_t size)
 {
 	struct shim_register reg = { .msg = SHIM_REGISTER, .tid = tid, .size = size };
-	char control[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &reg, .iov_len = sizeof(reg) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(reg);
+	return send_fds(sock, &reg, sizeof(reg), &fd, 1, 0) == sizeof(reg);
 }
 
 /* the new ring h of fd, kept and sent to memtrack: 0, or an errno */
