@@ -80,8 +80,8 @@ struct mt_pid_file {
 /* the values of the `inspected` map: what a file of code holds */
 enum mt_file_kind {
 	MT_FILE_PLAIN = 1,		/* no allocator function */
-	MT_FILE_ALLOCATOR,		/* libc's or libstdc++'s: the shim's to interpose */
-	MT_FILE_FOREIGN_ALLOCATOR,	/* one of its own (jemalloc, a static copy ...) */
+	MT_FILE_ALLOCATOR,		/* the shim sees their calls (libc, operator new calling malloc) */
+	MT_FILE_FOREIGN_ALLOCATOR,	/* some it cannot (mallocx, mimalloc in libpython) */
 };
 
 /* in an allocator probe's cookie, with its enum mt_shape */

@@ -226,7 +226,7 @@ bool backend__static_exe(pid_t pid)
 	return is_static;
 }
 
-static const char *image_refusal(pid_t pid)
+static const char *image_refusal(pid_t pid, const char **tag)
 {
 	char path[64];
 	const char *why = NULL;
@@ -236,8 +236,10 @@ static const char *image_refusal(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		*tag = "unreadable";
 		return "its executable cannot be read";
+	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || !gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
@@ -248,12 +250,16 @@ static const char *image_refusal(pid_t pid)
 #endif
 	    0) {
 		why = "not an ELF executable of this machine";
+		*tag = "foreign ELF";
 		goto out;
 	}
-	if (!has_interp(elf))
+	if (!has_interp(elf)) {
 		why = "a static executable";
-	else if (needs_sanitizer_first(elf))
+		*tag = "static";
+	} else if (needs_sanitizer_first(elf)) {
 		why = "linked with a sanitizer runtime that refuses preloads";
+		*tag = "sanitizer";
+	}
 out:
 	if (elf)
 		elf_end(elf);
@@ -271,15 +277,23 @@ static bool shim_visible(pid_t pid, const struct shim_env *env)
 	return !stat(path, &st) && st.st_dev == env->dev && st.st_ino == env->ino;
 }
 
-const char *backend__refusal(pid_t pid, const struct shim_env *env)
+const char *backend__refusal(pid_t pid, const struct shim_env *env, const char **tag)
 {
-	const char *why = image_refusal(pid);
+	const char *why = image_refusal(pid, tag);
 
-	if (!why && !environ_has_shim(pid, env))
-		why = "its environment does not carry the preload shim";
-	if (!why && backend__secure_exec(pid))
-		why = "a secure exec (setuid, setgid or file capabilities)";
-	if (!why && !shim_visible(pid, env))
-		why = "the preload shim is not in its root";
-	return why;
+	if (why)
+		return why;
+	if (!environ_has_shim(pid, env)) {
+		*tag = "no shim in env";
+		return "its environment does not carry the preload shim";
+	}
+	if (backend__secure_exec(pid)) {
+		*tag = "secure exec";
+		return "a secure exec (setuid, setgid or file capabilities)";
+	}
+	if (!shim_visible(pid, env)) {
+		*tag = "chroot";
+		return "the preload shim is not in its root";
+	}
+	return NULL;
 }

@@ -36,9 +36,9 @@ int backend__find_shim(struct shim_env *env, const char *libdir);
  * when it will: its environment lost the shim, it is a secure exec
  * (setuid, setgid, file capabilities), a static or foreign ELF, linked
  * with a sanitizer runtime that refuses preloads, or the shim's file is not
- * there in its root.
+ * there in its root.  *tag says it in a word or two.
  */
-const char *backend__refusal(pid_t pid, const struct shim_env *env);
+const char *backend__refusal(pid_t pid, const struct shim_env *env, const char **tag);
 /* pid's image was a secure exec (AT_SECURE: setuid, setgid, file capabilities) */
 bool backend__secure_exec(pid_t pid);
 /* pid's executable is static (no PT_INTERP) */
