@@ -72,7 +72,7 @@ WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/lib
 	%/libreallocarray.c %/reallocarray_lib.c,$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
-	tests/workloads/cxx_inline tests/workloads/cxx_own_new \
+	tests/workloads/cxx_inline tests/workloads/cxx_own_new tests/workloads/cxx_bad_alloc \
 	tests/workloads/libreallocarray.so tests/workloads/reallocarray_lib \
 	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
 	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
@@ -187,6 +187,9 @@ tests/workloads/cxx_inline: tests/workloads/cxx_inline.cc
 	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -Wall -std=c++17 -o $@ $<
 # operator new and delete of the executable's own, calling malloc and free
 tests/workloads/cxx_own_new: tests/workloads/cxx_own_new.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+tests/workloads/cxx_bad_alloc: tests/workloads/cxx_bad_alloc.cc
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
 tests/workloads/libreallocarray.so: tests/workloads/libreallocarray.c

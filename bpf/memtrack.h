@@ -86,7 +86,14 @@ enum mt_file_kind {
 
 /* in an allocator probe's cookie, with its enum mt_shape */
 #define MT_COOKIE_FOREIGN	(1U << 31)
-#define MT_COOKIE_SHAPE(c)	((c) & ~MT_COOKIE_FOREIGN)
+/*
+ * No return probe (an exception may leave the function): the result is that
+ * of the allocator call the function makes from its own code, which lies
+ * within MT_COOKIE_SPAN bytes of the probe.
+ */
+#define MT_COOKIE_INNER		(1U << 30)
+#define MT_COOKIE_SHAPE(c)	((c) & 0xff)
+#define MT_COOKIE_SPAN(c)	((c) >> 32)
 
 /* a file, as the kernel names it: (s_dev, i_ino) */
 struct mt_file_id {

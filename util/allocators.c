@@ -14,6 +14,7 @@
 #define ALIGNED_A1	MT_SHAPE_ALIGNED_SIZE_A1
 #define POSIX_MEMALIGN	MT_SHAPE_POSIX_MEMALIGN
 #define I		ALLOC_SYM_INTERPOSED
+#define T		ALLOC_SYM_THROWS
 
 /*
  * Aliases (one address, several names) are probed once, under the first
@@ -34,12 +35,12 @@ const struct alloc_symbol alloc_symbols[] = {
 	{ "pvalloc", ALIGNED_A0, I },
 
 	/* C++: operator new and delete, plain, nothrow, aligned, sized */
-	{ "_Znwm", MALLOC, I },
-	{ "_Znam", MALLOC, I },
+	{ "_Znwm", MALLOC, I | T },
+	{ "_Znam", MALLOC, I | T },
 	{ "_ZnwmRKSt9nothrow_t", MALLOC, I },
 	{ "_ZnamRKSt9nothrow_t", MALLOC, I },
-	{ "_ZnwmSt11align_val_t", ALIGNED_A0, I },
-	{ "_ZnamSt11align_val_t", ALIGNED_A0, I },
+	{ "_ZnwmSt11align_val_t", ALIGNED_A0, I | T },
+	{ "_ZnamSt11align_val_t", ALIGNED_A0, I | T },
 	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", ALIGNED_A0, I },
 	{ "_ZnamSt11align_val_tRKSt9nothrow_t", ALIGNED_A0, I },
 	{ "_ZdlPv", FREE_WRAPPER, I },
@@ -94,13 +95,13 @@ const struct alloc_symbol alloc_symbols[] = {
 	{ "mi_free_size", FREE_WRAPPER, 0 },
 	{ "mi_free_aligned", FREE_WRAPPER, 0 },
 	{ "mi_free_size_aligned", FREE_WRAPPER, 0 },
-	{ "mi_new", MALLOC, 0 },
+	{ "mi_new", MALLOC, T },
 	{ "mi_new_nothrow", MALLOC, 0 },
-	{ "mi_new_n", CALLOC, 0 },
-	{ "mi_new_aligned", ALIGNED_A0, 0 },
+	{ "mi_new_n", CALLOC, T },
+	{ "mi_new_aligned", ALIGNED_A0, T },
 	{ "mi_new_aligned_nothrow", ALIGNED_A0, 0 },
-	{ "mi_new_realloc", REALLOC, 0 },
-	{ "mi_new_reallocn", REALLOCARRAY, 0 },
+	{ "mi_new_realloc", REALLOC, T },
+	{ "mi_new_reallocn", REALLOCARRAY, T },
 
 	/* tcmalloc (gperftools) */
 	{ "tc_malloc", MALLOC, 0 },
@@ -114,12 +115,12 @@ const struct alloc_symbol alloc_symbols[] = {
 	{ "tc_pvalloc", ALIGNED_A0, 0 },
 	{ "tc_malloc_skip_new_handler", MALLOC, 0 },
 	{ "tc_free_sized", FREE_WRAPPER, 0 },
-	{ "tc_new", MALLOC, 0 },
-	{ "tc_newarray", MALLOC, 0 },
+	{ "tc_new", MALLOC, T },
+	{ "tc_newarray", MALLOC, T },
 	{ "tc_new_nothrow", MALLOC, 0 },
 	{ "tc_newarray_nothrow", MALLOC, 0 },
-	{ "tc_new_aligned", ALIGNED_A0, 0 },
-	{ "tc_newarray_aligned", ALIGNED_A0, 0 },
+	{ "tc_new_aligned", ALIGNED_A0, T },
+	{ "tc_newarray_aligned", ALIGNED_A0, T },
 	{ "tc_new_aligned_nothrow", ALIGNED_A0, 0 },
 	{ "tc_newarray_aligned_nothrow", ALIGNED_A0, 0 },
 	{ "tc_delete", FREE_WRAPPER, 0 },

@@ -19,6 +19,8 @@ struct alloc_symbol {
 
 /* the preload shim interposes it: a program's call reaches the shim first */
 #define ALLOC_SYM_INTERPOSED	(1U << 0)
+/* an exception may leave it (a throwing operator new): no return probe on it */
+#define ALLOC_SYM_THROWS	(1U << 1)
 
 /* a set of alloc_symbols' indexes */
 #define ALLOC_SET_WORDS		2

@@ -109,14 +109,31 @@ static bool is_foreign(const struct alloc_code *ac, unsigned int i)
 	       !(ac->fns[i].flags & (ALLOC_FN_WRAPS_LIBC | ALLOC_FN_ALIAS));
 }
 
-/* its cookie, and whether it gets a return probe too */
-static uint64_t cookie_of(const struct alloc_code *ac, unsigned int i, bool *ret)
+/*
+ * A function an exception can leave gets no return probe: the uprobe's
+ * trampoline in its return address stops an unwinder (a bad_alloc thrown
+ * through operator new would end the program).  When it calls another
+ * allocator function, as every operator new that calls malloc does, the
+ * call's result is that one's: its probe at entry keeps the program's stack
+ * and its arguments, and the call it makes from its own code (within span
+ * bytes of the probe) gives the address.  One that allocates by itself
+ * (tcmalloc's, jemalloc's operator new) keeps its return probe: a bad_alloc
+ * thrown there still cannot pass it.
+ */
+static uint64_t cookie_of(const struct alloc_code *ac, unsigned int i, uint64_t at,
+			  bool *ret)
 {
+	const struct alloc_fn *fn = &ac->fns[i];
 	uint64_t cookie = alloc_symbols[i].shape;
 
 	*ret = alloc_shape__has_return(alloc_symbols[i].shape);
 	if (is_foreign(ac, i))
 		cookie |= MT_COOKIE_FOREIGN;
+	if ((alloc_symbols[i].flags & ALLOC_SYM_THROWS) && (fn->flags & ALLOC_FN_WRAPS_PROBED) &&
+	    fn->size && at < fn->offset + fn->size) {
+		cookie |= MT_COOKIE_INNER | (fn->offset + fn->size - at) << 32;
+		*ret = false;
+	}
 	return cookie;
 }
 
@@ -143,7 +160,7 @@ static int collect_offsets(struct probe_file *f, const struct alloc_code *ac, co
 			seen |= j < i && at[j] == at[i];
 		if (seen)
 			continue;
-		cookie = cookie_of(ac, i, &ret);
+		cookie = cookie_of(ac, i, at[i], &ret);
 		probe_set__add(cookie & MT_COOKIE_FOREIGN ? &f->foreign : &f->seen, at[i], cookie,
 			       ret);
 		if ((ac->fns[i].flags & ALLOC_FN_WRAPS_LIBC) && ac->fns[i].size)
