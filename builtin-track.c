@@ -616,6 +616,27 @@ static void check_blind(struct track_session *s, pid_t pid, const struct code_sc
 }
 
 /*
+ * Allocator code that a static program maps by itself is not probed: an
+ * emulator's guest (valgrind reads the code it runs, and would run the
+ * probes' breakpoints) or, rarely, a library it loads itself.  Said once
+ * per executable.
+ */
+static void check_guest(struct track_session *s, pid_t pid, const struct code_scan *scan)
+{
+	struct process *p;
+
+	if (!scan->guest[0])
+		return;
+	p = proc_table__get(&s->procs, pid);
+	if (warned_before(s, p && p->exe[0] ? p->exe : comm_of(s, pid), "guest"))
+		return;
+	warning("pid %d (%s), a static executable, maps allocator code of its own (%s): "
+		"not probed, the allocations made there are not seen (an emulator's guest, "
+		"as valgrind runs one, is the emulator's business)", pid, comm_of(s, pid),
+		scan->guest);
+}
+
+/*
  * A tracked process exec'd or mapped code not seen before: choose its
  * backend, probe what needs it, note its mappings for the resolver (it may
  * be gone when its stacks are), resume it.
@@ -637,6 +658,7 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	}
 	probe_process(s, e->pid, &scan);
 	check_pending(s, e->pid, &scan);
+	check_guest(s, e->pid, &scan);
 	if (e->reason == MT_NEW_CODE_EXEC)
 		check_blind(s, e->pid, &scan);
 	if (s->sym && e->reason == MT_NEW_CODE_EXEC)

@@ -404,8 +404,8 @@ static int inspect_mapping(struct bpf_track *t, pid_t pid, const struct proc_map
 	note_wrappers(t, pid, f, m);
 	if (scan->exe_static && !same_file(&scan->exe_id, &f->id) && f->kind != MT_FILE_PLAIN) {
 		/* code a static program maps itself: an emulator's guest (valgrind) */
-		if (!scan->guest)
-			scan->guest = m->path;
+		if (!scan->guest[0])
+			snprintf(scan->guest, sizeof(scan->guest), "%s", m->path);
 		return err;
 	}
 	if (err || f->kind == MT_FILE_PLAIN || want == LINK_NONE ||
@@ -450,6 +450,31 @@ static void find_exe(struct bpf_track *t, pid_t pid, struct code_scan *scan)
 	proc_maps__close(&maps);
 }
 
+/*
+ * A static image after one that had probes (an exec keeps the links of the
+ * pid): those of other files go now, before it maps them itself (valgrind
+ * maps its guest's libc), and at once: a close is the link's release.
+ */
+static void unlink_guest_files(struct bpf_track *t, pid_t pid, const struct mt_file_id *exe)
+{
+	size_t i, j, kept = 0;
+
+	for (i = 0; i < t->nplinks; i++) {
+		struct pid_link *l = &t->plinks[i];
+		struct mt_pid_file key = { .tgid = pid, .dev = l->file.dev, .ino = l->file.ino };
+
+		if (l->pid != pid || same_file(&l->file, exe)) {
+			t->plinks[kept++] = *l;
+			continue;
+		}
+		bpf_map__delete_elem(t->skel->maps.pid_files, &key, sizeof(key), 0);
+		for (j = 0; j < LINK_FDS; j++)
+			if (l->fds[j] >= 0)
+				close(l->fds[j]);
+	}
+	t->nplinks = kept;
+}
+
 /* a name some object calls that the shim does not interpose, of a function it does */
 static void find_alias_use(struct code_scan *scan)
 {
@@ -474,6 +499,8 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 		scan = &ignored;
 	memset(scan, 0, sizeof(*scan));
 	find_exe(t, pid, scan);
+	if (scan->exe_static)
+		unlink_guest_files(t, pid, &scan->exe_id);
 	err = proc_maps__open(&maps, pid);
 	if (err)
 		return err == -ESRCH ? -ENOENT : err;

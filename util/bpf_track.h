@@ -36,7 +36,7 @@ struct code_scan {
 				 * defines, and that allocates by itself (its own malloc) */
 	const char *alias_used;	/* a name some object calls, of a function the shim
 				 * interposes under another name (tcmalloc's tc_malloc) */
-	const char *guest;	/* allocator code a static program maps itself, not probed */
+	char guest[256];	/* allocator code a static program maps itself, not probed */
 	struct alloc_set imports, aliases;
 };
 
