@@ -552,10 +552,19 @@ static void choose_backend(struct track_session *s, pid_t pid)
 		return;
 	}
 	why = backend__refusal(pid, &s->shim, &tag);
-	if (why)
-		use_bpf(s, pid, tag, "%s", why);
-	else
+	if (!why) {
 		set_mode(s, pid, MT_MODE_PENDING);
+		return;
+	}
+	use_bpf(s, pid, tag, "%s", why);
+	/* where the shim changes what the program does, it goes before ld.so runs */
+	if (!strcmp(tag, "sanitizer") || !strcmp(tag, "chroot")) {
+		int err = backend__unpreload(pid, &s->shim);
+
+		if (err)
+			warning("cannot take the preload shim out of the environment of pid %d "
+				"(%s): %s", pid, comm_of(s, pid), strerror(-err));
+	}
 }
 
 /*
