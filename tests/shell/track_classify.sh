@@ -37,6 +37,15 @@ test_own_malloc() {
 	expect_eq "own malloc: 10 calloc(4, 25)" 10 "$(count_sized "$art" Calloc 100)"
 	expect_eq "own malloc: 5 realloc(p, 600)" 5 "$(count_sized "$art" Realloc 600)"
 	expect_eq "own malloc: 35 free" 35 "$(jq '.processes[0].counts.Free' "$tmp/r.json")"
+	local why="own allocator"
+	$bpf && why="--backend bpf"
+	expect_eq "own malloc: --json says why BPF" "$why" \
+		"$(jq -r '.processes[0].bpf_why' "$tmp/r.json")"
+	if "$MEMTRACK" report "$art" | grep -q "own_malloc (bpf: $why)\$"; then
+		pass "own malloc: the process table says why BPF"
+	else
+		fail "own malloc: the process table says why BPF" "$("$MEMTRACK" report "$art" | tail -2)"
+	fi
 	if ! $bpf; then
 		if grep -q "own_malloc (pid [0-9]*) is traced by BPF.*allocator of its own (malloc)" \
 			"$tmp/track.err"; then
