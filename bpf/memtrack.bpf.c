@@ -715,6 +715,8 @@ wait:
 	st->outer_hi = ip + MT_COOKIE_SPAN(cookie);
 }
 
+static __always_inline int finish_call(struct pt_regs *ctx);
+
 SEC("uprobe")
 int BPF_KPROBE(alloc_enter)
 {
@@ -722,8 +724,10 @@ int BPF_KPROBE(alloc_enter)
 	struct call_state *st;
 	int shape;
 
-	count_run(MT_PROBE_ENTRY);
 	shape = probe_shape(ctx, id >> 32);
+	if (cookie & MT_COOKIE_RET)
+		return shape < 0 ? 0 : finish_call(ctx);
+	count_run(MT_PROBE_ENTRY);
 	if (shape < 0)
 		return 0;
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
@@ -821,8 +825,8 @@ static __always_inline void emit_call(const struct call_frame *c, __u64 addr)
 	}
 }
 
-SEC("uprobe")
-int BPF_KRETPROBE(alloc_exit)
+/* an allocator function returns: the outermost one's call makes its event */
+static __always_inline int finish_call(struct pt_regs *ctx)
 {
 	struct call_state *st;
 	__u64 addr;
@@ -837,6 +841,12 @@ int BPF_KRETPROBE(alloc_exit)
 	emit_call(st->has_outer ? &st->outer : &st->call, addr);
 	st->has_outer = 0;
 	return 0;
+}
+
+SEC("uprobe")
+int BPF_KRETPROBE(alloc_exit)
+{
+	return finish_call(ctx);
 }
 
 static __always_inline bool is_memory_syscall(long nr)

@@ -92,6 +92,12 @@ enum mt_file_kind {
  * within MT_COOKIE_SPAN bytes of the probe.
  */
 #define MT_COOKIE_INNER		(1U << 30)
+/*
+ * On a return instruction of the function, in place of a return probe
+ * (whose trampoline stands in the return address while the function runs):
+ * the call ends here, its result in the return register.
+ */
+#define MT_COOKIE_RET		(1U << 29)
 #define MT_COOKIE_SHAPE(c)	((c) & 0xff)
 #define MT_COOKIE_SPAN(c)	((c) >> 32)
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -334,6 +335,77 @@ static void read_code(Elf *elf, struct alloc_code *ac)
 	free(ts);
 }
 
+int alloc_code__returns(const uint8_t *code, uint64_t vaddr, uint64_t size, uint64_t *rets,
+			int max)
+{
+	uint64_t addr = vaddr;
+	size_t left = size;
+	bool out = false;
+	cs_insn *insn;
+	int n = 0;
+	csh h;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return -1;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs_malloc(h);
+	while (insn && !out && left && cs_disasm_iter(h, &code, &left, &addr, insn)) {
+		const cs_x86 *x = &insn->detail->x86;
+
+		if (cs_insn_group(h, insn, CS_GRP_RET)) {
+			out = n == max;
+			if (!out)
+				rets[n++] = insn->address;
+		} else if (cs_insn_group(h, insn, CS_GRP_JUMP)) {
+			/* a tail call, a cold part, a jump table */
+			out = x->op_count != 1 || x->operands[0].type != X86_OP_IMM ||
+			      (uint64_t)x->operands[0].imm < vaddr ||
+			      (uint64_t)x->operands[0].imm >= vaddr + size;
+		}
+	}
+	if (out || left || !n)
+		n = -1;
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&h);
+	return n;
+}
+
+/*
+ * The return instructions of the functions that need them: a sanitizer
+ * runtime's (its malloc records the stack it was called from, return
+ * address included), and those an exception may leave that call no other
+ * allocator function (tcmalloc's operator new).
+ */
+static void find_returns(Elf *elf, struct alloc_code *ac)
+{
+	unsigned int i;
+	int j;
+
+	for (i = 0; i < nr_alloc_symbols; i++) {
+		struct alloc_fn *fn = &ac->fns[i];
+		const uint8_t *code;
+		uint64_t len;
+
+		fn->nrets = -1;
+		if (!fn->offset || !fn->size || !alloc_shape__has_return(alloc_symbols[i].shape) ||
+		    !(ac->sanitizer_runtime || ((alloc_symbols[i].flags & ALLOC_SYM_THROWS) &&
+						!(fn->flags & ALLOC_FN_WRAPS_PROBED))) ||
+		    !(code = code_at(elf, fn->vaddr, &len)) || len < fn->size)
+			continue;
+		fn->nrets = alloc_code__returns(code, fn->vaddr, fn->size, fn->rets,
+						ALLOC_FN_RETS_MAX);
+		for (j = 0; j < fn->nrets; j++)
+			fn->rets[j] = fn->rets[j] - fn->vaddr + fn->offset;
+	}
+}
+
+static bool is_sanitizer(const char *lib)
+{
+	return strstr(lib, "libasan") || strstr(lib, "libhwasan") || strstr(lib, "libtsan") ||
+	       strstr(lib, "clang_rt.");
+}
+
 /* the program headers and dynamic section: PT_INTERP, and a sanitizer in DT_NEEDED */
 static void read_image(Elf *elf, struct alloc_code *ac)
 {
@@ -358,12 +430,11 @@ static void read_image(Elf *elf, struct alloc_code *ac)
 		for (i = 0; data && gelf_getdyn(data, i, &dyn); i++) {
 			const char *lib;
 
-			if (dyn.d_tag != DT_NEEDED)
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME)
 				continue;
 			lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (lib && (strstr(lib, "libasan") || strstr(lib, "libhwasan") ||
-				    strstr(lib, "libtsan") || strstr(lib, "clang_rt.")))
-				ac->sanitizer = true;
+			if (lib && is_sanitizer(lib))
+				*(dyn.d_tag == DT_NEEDED ? &ac->sanitizer : &ac->sanitizer_runtime) = true;
 		}
 	}
 }
@@ -372,10 +443,13 @@ int alloc_code__read(const char *path, struct alloc_code *ac)
 {
 	Elf_Scn *scn = NULL;
 	int fd, found = 0;
+	unsigned int i;
 	GElf_Ehdr eh;
 	Elf *elf;
 
 	memset(ac, 0, sizeof(*ac));
+	for (i = 0; i < nr_alloc_symbols; i++)
+		ac->fns[i].nrets = -1;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -392,8 +466,11 @@ int alloc_code__read(const char *path, struct alloc_code *ac)
 			found += read_symbols(elf, scn, &sh, ac);
 	}
 	read_image(elf, ac);
-	if (found && gelf_getehdr(elf, &eh) && eh.e_machine == EM_X86_64)
+	if (found && gelf_getehdr(elf, &eh) && eh.e_machine == EM_X86_64) {
 		read_code(elf, ac);
+		find_returns(elf, ac);
+		ac->code_read = true;
+	}
 	find_aliases(ac);
 	elf_end(elf);
 	return found;

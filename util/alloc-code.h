@@ -35,11 +35,21 @@
 #define ALLOC_FN_WRAPS_PROBED	(1U << 1)	/* calls another allocator function (any file's) */
 #define ALLOC_FN_ALIAS		(1U << 2)	/* not interposed, at the address of one that is */
 
+#define ALLOC_FN_RETS_MAX	8
+
 struct alloc_fn {
 	uint64_t offset;	/* in the file, where a uprobe goes; 0: not defined here */
 	uint64_t vaddr;
 	uint64_t size;		/* its symbol's, 0 if unknown */
 	unsigned int flags;
+	/*
+	 * Its return instructions (file offsets), for the functions whose
+	 * return address must stay as it is (a sanitizer runtime's, one an
+	 * exception may leave): -1 when not looked for, or when some way out
+	 * of it is not a return of its own (a jump out, an indirect jump).
+	 */
+	int nrets;
+	uint64_t rets[ALLOC_FN_RETS_MAX];
 };
 
 struct alloc_code {
@@ -48,7 +58,17 @@ struct alloc_code {
 	struct alloc_set imports;	/* those it takes from other objects (undefined in .dynsym) */
 	bool interp;			/* an executable with an ELF interpreter (PT_INTERP) */
 	bool sanitizer;			/* needs a sanitizer runtime that must come first (DT_NEEDED) */
+	bool sanitizer_runtime;		/* is one (DT_SONAME): it unwinds from its own functions */
+	bool code_read;			/* the flags above come from the code (x86-64) */
 };
+
+/*
+ * The return instructions of the function at vaddr (size bytes of code),
+ * decoded from its first byte to its last: how many, their addresses in
+ * rets[]; -1 when some way out of it is not a return of its own.
+ */
+int alloc_code__returns(const uint8_t *code, uint64_t vaddr, uint64_t size, uint64_t *rets,
+			int max);
 
 /* reads path; the number of allocator functions it defines, or -errno */
 int alloc_code__read(const char *path, struct alloc_code *ac);

@@ -70,10 +70,13 @@ static void skip_harmless_prologue(const char *path, const struct alloc_code *ac
 	close(fd);
 }
 
+/* room for each function's entry, and its return instructions */
+#define SET_MAX		(nr_alloc_symbols * (1 + ALLOC_FN_RETS_MAX))
+
 static int probe_set__alloc(struct probe_set *set)
 {
-	set->entry = calloc(nr_alloc_symbols, sizeof(*set->entry));
-	set->entry_cookies = calloc(nr_alloc_symbols, sizeof(*set->entry_cookies));
+	set->entry = calloc(SET_MAX, sizeof(*set->entry));
+	set->entry_cookies = calloc(SET_MAX, sizeof(*set->entry_cookies));
 	set->ret = calloc(nr_alloc_symbols, sizeof(*set->ret));
 	set->ret_cookies = calloc(nr_alloc_symbols, sizeof(*set->ret_cookies));
 	return set->entry && set->entry_cookies && set->ret && set->ret_cookies ? 0 : -ENOMEM;
@@ -117,22 +120,32 @@ static bool is_foreign(const struct alloc_code *ac, unsigned int i)
  * call's result is that one's: its probe at entry keeps the program's stack
  * and its arguments, and the call it makes from its own code (within span
  * bytes of the probe) gives the address.  One that allocates by itself
- * (tcmalloc's, jemalloc's operator new) keeps its return probe: a bad_alloc
- * thrown there still cannot pass it.
+ * (tcmalloc's, jemalloc's operator new) is probed at its return instructions
+ * instead (*rets), where the code allows it (util/alloc-code.h), as are a
+ * sanitizer runtime's functions, whose malloc records the stack it was
+ * called from: the trampoline would stand for its caller in the program's
+ * reports.  An operator delete that calls no other free makes its event
+ * at its entry, as free does: no return probe either.
  */
 static uint64_t cookie_of(const struct alloc_code *ac, unsigned int i, uint64_t at,
-			  bool *ret)
+			  bool *ret, bool *rets)
 {
 	const struct alloc_fn *fn = &ac->fns[i];
 	uint64_t cookie = alloc_symbols[i].shape;
 
-	*ret = alloc_shape__has_return(alloc_symbols[i].shape);
+	if (cookie == MT_SHAPE_FREE_WRAPPER && ac->code_read && !(fn->flags & ALLOC_FN_WRAPS_PROBED))
+		cookie = MT_SHAPE_FREE;
+	*ret = alloc_shape__has_return(cookie);
+	*rets = false;
 	if (is_foreign(ac, i))
 		cookie |= MT_COOKIE_FOREIGN;
 	if ((alloc_symbols[i].flags & ALLOC_SYM_THROWS) && (fn->flags & ALLOC_FN_WRAPS_PROBED) &&
 	    fn->size && at < fn->offset + fn->size) {
 		cookie |= MT_COOKIE_INNER | (fn->offset + fn->size - at) << 32;
 		*ret = false;
+	} else if (*ret && fn->nrets > 0) {
+		*ret = false;
+		*rets = true;
 	}
 	return cookie;
 }
@@ -151,8 +164,10 @@ static int collect_offsets(struct probe_file *f, const struct alloc_code *ac, co
 	if (err)
 		return err;
 	for (i = 0; i < nr_alloc_symbols; i++) {
-		bool seen = false, ret;
+		bool seen = false, ret, rets;
+		struct probe_set *set;
 		uint64_t cookie;
+		int k;
 
 		if (!at[i])
 			continue;
@@ -160,9 +175,11 @@ static int collect_offsets(struct probe_file *f, const struct alloc_code *ac, co
 			seen |= j < i && at[j] == at[i];
 		if (seen)
 			continue;
-		cookie = cookie_of(ac, i, at[i], &ret);
-		probe_set__add(cookie & MT_COOKIE_FOREIGN ? &f->foreign : &f->seen, at[i], cookie,
-			       ret);
+		cookie = cookie_of(ac, i, at[i], &ret, &rets);
+		set = cookie & MT_COOKIE_FOREIGN ? &f->foreign : &f->seen;
+		probe_set__add(set, at[i], cookie, ret);
+		for (k = 0; rets && k < ac->fns[i].nrets; k++)
+			probe_set__add(set, ac->fns[i].rets[k], cookie | MT_COOKIE_RET, false);
 		if ((ac->fns[i].flags & ALLOC_FN_WRAPS_LIBC) && ac->fns[i].size)
 			f->wrappers[f->nwrappers++] = (struct probe_range){ ac->fns[i].offset,
 									    ac->fns[i].size };

@@ -98,6 +98,29 @@ static void test_own_allocator(void)
 	CHECK_STR(hits(code, sizeof(code), t, 1), "0", "no call");
 }
 
+/* the returns of a function, as the probes in place of a return probe need them */
+static void test_returns(void)
+{
+	/* push %rbx; test %rdi,%rdi; je 1f; call .+0x100; pop %rbx; ret; 1: xor %eax,%eax; pop %rbx; ret */
+	const uint8_t two[] = { 0x53, 0x48, 0x85, 0xff, 0x74, 0x07, 0xe8, 0x00, 0x01, 0x00, 0x00,
+				0x5b, 0xc3, 0x31, 0xc0, 0x5b, 0xc3 };
+	/* push %rbx; pop %rbx; jmp .+0x100: a tail call */
+	const uint8_t tail[] = { 0x53, 0x5b, 0xe9, 0x00, 0x01, 0x00, 0x00 };
+	/* jmp *%rax: a jump table */
+	const uint8_t table[] = { 0xff, 0xe0, 0xc3 };
+	/* a ret cut in two by the end of the function: it does not decode to its end */
+	const uint8_t cut[] = { 0xc3, 0xc2, 0x08 };
+	uint64_t rets[4];
+
+	CHECK(alloc_code__returns(two, BASE, sizeof(two), rets, 4) == 2);
+	CHECK_U64(rets[0], BASE + 12, "the first ret");
+	CHECK_U64(rets[1], BASE + 16, "the second ret");
+	CHECK(alloc_code__returns(tail, BASE, sizeof(tail), rets, 4) == -1, "a tail call");
+	CHECK(alloc_code__returns(table, BASE, sizeof(table), rets, 4) == -1, "a jump table");
+	CHECK(alloc_code__returns(cut, BASE, sizeof(cut), rets, 4) == -1, "cut");
+	CHECK(alloc_code__returns(two, BASE, sizeof(two), rets, 1) == -1, "more rets than room");
+}
+
 int main(void)
 {
 	test_call_rel32();
@@ -106,5 +129,6 @@ int main(void)
 	test_jcc_and_short();
 	test_cut_at_end();
 	test_own_allocator();
+	test_returns();
 	return test_done("alloc-code");
 }
