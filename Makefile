@@ -49,7 +49,7 @@ CFLAGS += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -pthread
 CFLAGS += -I. -I$(OUTPUT) -I/usr/include/cjson -DMEMTRACK_VERSION='"$(VERSION)"'
 CFLAGS += $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
-LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lprotobuf-c -lpthread -lm
+LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lprotobuf-c -lcapstone -lpthread -lm
 
 # util/ holds the general helpers, and a folder per subsystem (see README.md)
 UTIL_DIRS := util $(patsubst %/,%,$(wildcard util/*/))
@@ -70,11 +70,12 @@ SKEL := $(OUTPUT)/bpf/memtrack.skel.h
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
 # alloc_loop.c is built once per allocator; libdl_alloc.c and libstack_*.c are libraries
-WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/libstack_%.c,\
-	$(wildcard tests/workloads/*.c))
+WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/libstack_%.c \
+	%/libreallocarray.c %/reallocarray_lib.c %/asan_alloc.c,$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
-	tests/workloads/cxx_inline \
+	tests/workloads/cxx_inline tests/workloads/cxx_own_new tests/workloads/cxx_bad_alloc \
+	tests/workloads/libreallocarray.so tests/workloads/reallocarray_lib tests/workloads/asan_alloc \
 	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
 	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
 	tests/workloads/stack_alloc_nofp \
@@ -191,6 +192,22 @@ tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
 tests/workloads/cxx_inline: tests/workloads/cxx_inline.cc
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -O2 -g -fomit-frame-pointer -Wall -std=c++17 -o $@ $<
+# operator new and delete of the executable's own, calling malloc and free
+tests/workloads/cxx_own_new: tests/workloads/cxx_own_new.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+tests/workloads/cxx_bad_alloc: tests/workloads/cxx_bad_alloc.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+tests/workloads/libreallocarray.so: tests/workloads/libreallocarray.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
+tests/workloads/reallocarray_lib: tests/workloads/reallocarray_lib.c tests/workloads/libreallocarray.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -o $@ $< -Ltests/workloads -lreallocarray -Wl,-rpath,'$$ORIGIN'
+tests/workloads/asan_alloc: tests/workloads/asan_alloc.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O0 -g -fsanitize=address -o $@ $<
 tests/workloads/libdl_alloc.so: tests/workloads/libdl_alloc.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<

@@ -664,19 +664,22 @@ static void print_processes(const struct report_summary *s)
 	       "EXE");
 	for (i = 0; i < s->nr_procs; i++) {
 		const struct report_process *p = procs[i];
-		char ppid[16] = "-", ex[32] = "-";
+		char ppid[16] = "-", ex[32] = "-", why[48] = "";
 
 		if (p->info_has & AR_HAS(AK_PPID))
 			snprintf(ppid, sizeof(ppid), "%d", p->ppid);
 		if (p->info_has & AR_HAS(AK_EXIT_CODE))
 			exit_words(p->exit_code, ex, sizeof(ex));
-		printf("  %8d %8s %-16s %-10s %-7s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s\n",
+		/* after the executable: a few words that would not fit the column */
+		if (p->backend && !strcmp(p->backend, "bpf") && p->bpf_why)
+			snprintf(why, sizeof(why), " (bpf: %s)", quote_term(p->bpf_why));
+		printf("  %8d %8s %-16s %-10s %-7s %10" PRIu64 " %11s %11s %11s %8" PRIu64 " %s%s\n",
 		       p->pid, ppid, p->comm ? quote_term(p->comm) : "-", ex,
 		       p->backend && !strcmp(p->backend, "bpf") ? "bpf" :
 		       p->backend ? "preload" : "-", p->heap.allocs,
 		       HB(p->heap.bytes_allocated), HB(p->heap.peak_bytes),
 		       HB(p->heap.leaked_bytes), p->heap.unknown_frees,
-		       p->exe ? quote_term(p->exe) : "-");
+		       p->exe ? quote_term(p->exe) : "-", why);
 	}
 	free(procs);
 }
@@ -905,6 +908,7 @@ static cJSON *json_process(const struct report_summary *s, const struct report_p
 	json_str_or_null(o, "comm", p->comm);
 	json_str_or_null(o, "exe", p->exe);
 	json_str_or_null(o, "backend", p->backend);
+	json_str_or_null(o, "bpf_why", p->bpf_why);
 	if (p->info_has & AR_HAS(AK_EXIT_CODE))
 		json_i64(o, "exit_code", p->exit_code);
 	else

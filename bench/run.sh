@@ -508,6 +508,11 @@ for be in auto bpf; do
 	done
 done
 
+# ---- 8. real programs ---------------------------------------------------------------
+
+log "bench: real programs (bench/real.sh)"
+RUNS=$RUNS bench/real.sh >"$work/real.md" || echo "(bench/real.sh failed)" >"$work/real.md"
+
 # ---- figures ------------------------------------------------------------------
 
 bare1s_p=$(med_of bare1s_procs wall_ns)
@@ -965,6 +970,13 @@ bystander_table() {
 	echo "distinct stack once, unwound in process. Pressure rows: BPF stopped a producer (events,"
 	echo "stacks), or a shim thread waited for room in its ring (heap); \"none\" is the target with the"
 	echo "default settings (dwarf, default ring sizes)."
+	echo
+	echo "## 9. Real programs (median of $RUNS interleaved rounds)"
+	echo
+	echo "Compilers, python and make bare, under \`memtrack track\` (defaults: auto, dwarf) and"
+	echo "heaptrack where it runs them (one process); the processes each backend traced."
+	echo
+	cat "$work/real.md"
 	echo
 	echo "## Targets (measured in this run)"
 	echo

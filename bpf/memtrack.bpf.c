@@ -202,12 +202,25 @@ struct {
 	__type(value, __u64);
 } probe_runs SEC(".maps");
 
-/* an allocator call in progress on a thread: the outermost one's arguments */
-struct call_state {
+/*
+ * An allocator call in progress on a thread: the outermost one's arguments.
+ * A call whose function has no return probe (MT_COOKIE_INNER) waits as
+ * `outer` for the allocator call it makes from its code [lo, hi): that
+ * call's result is its result, with its own stack, shape and arguments.
+ */
+struct call_frame {
 	__u64 args[3];
 	__u64 stack;
 	__u32 shape;
+};
+
+struct call_state {
+	struct call_frame call;
+	struct call_frame outer;	/* with outer_hi: the call's as the program made it */
+	__u64 outer_lo, outer_hi;	/* where the waiting call's code is */
+	__u64 outer_sp;
 	__u32 depth;
+	__u32 has_outer;	/* the call in progress is the waiting one's */
 };
 
 /* per thread: no hash update and delete on every allocator call */
@@ -655,21 +668,72 @@ static __always_inline int probe_shape(void *ctx, __u32 tgid)
 	return -1;
 }
 
+/* the return address of a function at its first instruction */
+static __always_inline __u64 return_address(struct pt_regs *ctx)
+{
+	__u64 ret = 0;
+
+#if defined(__TARGET_ARCH_arm64)
+	ret = PT_REGS_RET(ctx);		/* the link register */
+#else
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx));
+#endif
+	return ret;
+}
+
+static __always_inline void take_frame(struct call_frame *f, struct pt_regs *ctx, __u32 shape,
+				       bool stack)
+{
+	f->shape = shape;
+	f->args[0] = PT_REGS_PARM1(ctx);
+	f->args[1] = PT_REGS_PARM2(ctx);
+	f->args[2] = PT_REGS_PARM3(ctx);
+	/* a free's stack tells nothing the allocation's does not */
+	f->stack = stack && shape != MT_SHAPE_FREE_WRAPPER ? capture_stack(ctx) : 0;
+}
+
+/*
+ * A function an exception may leave (operator new): its arguments and the
+ * program's stack now, its result from the call it makes.  Called or
+ * jumped to by another such one that waits (operator new[] calling
+ * operator new), the first stays the program's call.
+ */
+static __always_inline void wait_for_inner(struct call_state *st, struct pt_regs *ctx,
+					   __u32 shape, __u64 cookie)
+{
+	__u64 ip = PT_REGS_IP(ctx), sp = PT_REGS_SP(ctx), ret;
+
+	if (st->outer_hi) {
+		ret = return_address(ctx);
+		if (sp == st->outer_sp || (ret > st->outer_lo && ret <= st->outer_hi))
+			goto wait;
+	}
+	take_frame(&st->outer, ctx, shape, true);
+	st->outer_sp = sp;
+wait:
+	st->outer_lo = ip;
+	st->outer_hi = ip + MT_COOKIE_SPAN(cookie);
+}
+
+static __always_inline int finish_call(struct pt_regs *ctx);
+
 SEC("uprobe")
 int BPF_KPROBE(alloc_enter)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct call_state *st, new = {};
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx), ret;
+	struct call_state *st;
 	int shape;
 
-	count_run(MT_PROBE_ENTRY);
 	shape = probe_shape(ctx, id >> 32);
+	if (cookie & MT_COOKIE_RET)
+		return shape < 0 ? 0 : finish_call(ctx);
+	count_run(MT_PROBE_ENTRY);
 	if (shape < 0)
 		return 0;
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
 	if (st && st->depth) {
 		/* called from inside another allocator function: not a user call */
-		if (shape != MT_SHAPE_FREE)
+		if (shape != MT_SHAPE_FREE && !(cookie & MT_COOKIE_INNER))
 			st->depth++;
 		return 0;
 	}
@@ -680,14 +744,6 @@ int BPF_KPROBE(alloc_enter)
 			emit_alloc(MT_FREE, ptr, 0, 0);
 		return 0;
 	}
-	/* a free's stack tells nothing the allocation's does not */
-	if (shape != MT_SHAPE_FREE_WRAPPER)
-		new.stack = capture_stack(ctx);
-	new.shape = shape;
-	new.depth = 1;
-	new.args[0] = PT_REGS_PARM1(ctx);
-	new.args[1] = PT_REGS_PARM2(ctx);
-	new.args[2] = PT_REGS_PARM3(ctx);
 	if (!st)
 		st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -696,7 +752,19 @@ int BPF_KPROBE(alloc_enter)
 		count_drop(MT_RING_EVENTS);
 		return 0;
 	}
-	*st = new;
+	if (cookie & MT_COOKIE_INNER) {
+		wait_for_inner(st, ctx, shape, cookie);
+		return 0;
+	}
+	st->depth = 1;
+	st->has_outer = 0;
+	if (st->outer_hi) {
+		/* a waiting call's own: made from its code (after the call instruction) */
+		ret = return_address(ctx);
+		st->has_outer = ret > st->outer_lo && ret <= st->outer_hi;
+		st->outer_hi = 0;
+	}
+	take_frame(&st->call, ctx, shape, !st->has_outer);
 	return 0;
 }
 
@@ -708,49 +776,60 @@ static __always_inline void emit_realloc(__u64 ret, __u64 old, __u64 size, __u64
 		emit_alloc_stack(MT_REALLOC, 0, 0, old, stack);	/* realloc(p, 0) freed p */
 }
 
-static __always_inline void emit_call(const struct call_state *c, __u64 ret)
+/* the block a call returned, from its return value */
+static __always_inline __u64 call_result(const struct call_frame *c, __u64 ret)
 {
 	__u64 ptr = 0;
 
+	if (c->shape != MT_SHAPE_POSIX_MEMALIGN)
+		return ret;
+	if ((int)ret == 0 && !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)c->args[0]))
+		return ptr;
+	return 0;
+}
+
+/* the event of a call as c (the program's) made it, whose block is addr */
+static __always_inline void emit_call(const struct call_frame *c, __u64 addr)
+{
 	switch (c->shape) {
 	case MT_SHAPE_MALLOC:
-		if (ret)
-			emit_alloc_stack(MT_MALLOC, ret, c->args[0], 0, c->stack);
+		if (addr)
+			emit_alloc_stack(MT_MALLOC, addr, c->args[0], 0, c->stack);
 		break;
 	case MT_SHAPE_CALLOC:
-		if (ret)
-			emit_alloc_stack(MT_CALLOC, ret, c->args[0] * c->args[1], 0, c->stack);
+		if (addr)
+			emit_alloc_stack(MT_CALLOC, addr, c->args[0] * c->args[1], 0, c->stack);
 		break;
 	case MT_SHAPE_REALLOC:
-		emit_realloc(ret, c->args[0], c->args[1], c->stack);
+		emit_realloc(addr, c->args[0], c->args[1], c->stack);
 		break;
 	case MT_SHAPE_REALLOCARRAY:
-		emit_realloc(ret, c->args[0], c->args[1] * c->args[2], c->stack);
+		emit_realloc(addr, c->args[0], c->args[1] * c->args[2], c->stack);
 		break;
 	case MT_SHAPE_FREE_WRAPPER:
 		if (c->args[0])
 			emit_alloc_stack(MT_FREE, c->args[0], 0, 0, c->stack);
 		break;
 	case MT_SHAPE_ALIGNED_SIZE_A0:
-		if (ret)
-			emit_alloc_stack(MT_ALIGNED_ALLOC, ret, c->args[0], 0, c->stack);
+		if (addr)
+			emit_alloc_stack(MT_ALIGNED_ALLOC, addr, c->args[0], 0, c->stack);
 		break;
 	case MT_SHAPE_ALIGNED_SIZE_A1:
-		if (ret)
-			emit_alloc_stack(MT_ALIGNED_ALLOC, ret, c->args[1], 0, c->stack);
+		if (addr)
+			emit_alloc_stack(MT_ALIGNED_ALLOC, addr, c->args[1], 0, c->stack);
 		break;
 	case MT_SHAPE_POSIX_MEMALIGN:
-		if ((int)ret == 0 &&
-		    !bpf_probe_read_user(&ptr, sizeof(ptr), (void *)c->args[0]) && ptr)
-			emit_alloc_stack(MT_ALIGNED_ALLOC, ptr, c->args[2], 0, c->stack);
+		if (addr)
+			emit_alloc_stack(MT_ALIGNED_ALLOC, addr, c->args[2], 0, c->stack);
 		break;
 	}
 }
 
-SEC("uprobe")
-int BPF_KRETPROBE(alloc_exit)
+/* an allocator function returns: the outermost one's call makes its event */
+static __always_inline int finish_call(struct pt_regs *ctx)
 {
-	struct call_state *st, call;
+	struct call_state *st;
+	__u64 addr;
 
 	count_run(MT_PROBE_RETURN);
 	st = bpf_task_storage_get(&calls, bpf_get_current_task_btf(), 0, 0);
@@ -758,9 +837,16 @@ int BPF_KRETPROBE(alloc_exit)
 		return 0;
 	if (--st->depth > 0)
 		return 0;
-	call = *st;
-	emit_call(&call, PT_REGS_RC(ctx));
+	addr = call_result(&st->call, PT_REGS_RC(ctx));
+	emit_call(st->has_outer ? &st->outer : &st->call, addr);
+	st->has_outer = 0;
 	return 0;
+}
+
+SEC("uprobe")
+int BPF_KRETPROBE(alloc_exit)
+{
+	return finish_call(ctx);
 }
 
 static __always_inline bool is_memory_syscall(long nr)

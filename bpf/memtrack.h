@@ -80,13 +80,26 @@ struct mt_pid_file {
 /* the values of the `inspected` map: what a file of code holds */
 enum mt_file_kind {
 	MT_FILE_PLAIN = 1,		/* no allocator function */
-	MT_FILE_ALLOCATOR,		/* libc's or libstdc++'s: the shim's to interpose */
-	MT_FILE_FOREIGN_ALLOCATOR,	/* one of its own (jemalloc, a static copy ...) */
+	MT_FILE_ALLOCATOR,		/* the shim sees their calls (libc, operator new calling malloc) */
+	MT_FILE_FOREIGN_ALLOCATOR,	/* some it cannot (mallocx, mimalloc in libpython) */
 };
 
 /* in an allocator probe's cookie, with its enum mt_shape */
 #define MT_COOKIE_FOREIGN	(1U << 31)
-#define MT_COOKIE_SHAPE(c)	((c) & ~MT_COOKIE_FOREIGN)
+/*
+ * No return probe (an exception may leave the function): the result is that
+ * of the allocator call the function makes from its own code, which lies
+ * within MT_COOKIE_SPAN bytes of the probe.
+ */
+#define MT_COOKIE_INNER		(1U << 30)
+/*
+ * On a return instruction of the function, in place of a return probe
+ * (whose trampoline stands in the return address while the function runs):
+ * the call ends here, its result in the return register.
+ */
+#define MT_COOKIE_RET		(1U << 29)
+#define MT_COOKIE_SHAPE(c)	((c) & 0xff)
+#define MT_COOKIE_SPAN(c)	((c) >> 32)
 
 /* a file, as the kernel names it: (s_dev, i_ino) */
 struct mt_file_id {

@@ -37,7 +37,7 @@
 #endif
 
 enum next_fn {
-	/* C: the executable defining one of these shadows the shim */
+	/* C: a library before the shim defining one of these shadows it */
 	F_MALLOC, F_FREE, F_CALLOC, F_REALLOC, F_REALLOCARRAY, F_ALIGNED_ALLOC,
 	F_MEMALIGN, F_POSIX_MEMALIGN, F_VALLOC, F_PVALLOC,
 	F_C_FAMILY,

@@ -180,6 +180,14 @@ static bool contains(const struct dl_phdr_info *info, const void *addr)
 	return false;
 }
 
+/*
+ * An object before the shim in the lookup order takes the program's calls
+ * of what it defines.  The executable's own definitions are memtrack's to
+ * judge (an operator new calling malloc is no allocator of its own, a
+ * malloc of its own is, util/alloc-code.h); a library preloaded before the
+ * shim (LD_PRELOAD=libjemalloc.so put first again) is one the shim cannot
+ * see through.
+ */
 static int visit_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct lookup_walk *w = arg;
@@ -193,7 +201,7 @@ static int visit_object(struct dl_phdr_info *info, size_t size, void *arg)
 		w->past_self = true;
 		return 0;
 	}
-	if ((!w->past_self && !is_main) || !read_dyn_tables(info, &t))
+	if (is_main || !read_dyn_tables(info, &t))
 		return 0;
 	for (i = 0; i < w->nsyms; i++) {
 		const ElfW(Sym) *s;

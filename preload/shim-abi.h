@@ -41,7 +41,7 @@ enum shim_msg {
 #define SHIM_REJECT		'R'
 
 /* what the shim found at start, for memtrack's choice of backend */
-#define SHIM_SHADOWED		(1U << 0)	/* the executable defines an allocator function */
+#define SHIM_SHADOWED		(1U << 0)	/* a library before the shim defines an allocator function */
 #define SHIM_NO_NEXT		(1U << 1)	/* no libc malloc behind the shim */
 
 struct shim_hello {

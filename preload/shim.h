@@ -20,7 +20,7 @@
 struct shim_next_sym {
 	const char *name;
 	void *addr;		/* the next definition, NULL while unknown */
-	bool shadowed;		/* the executable defines it: calls never reach the shim */
+	bool shadowed;		/* a library before the shim defines it: calls never reach it */
 };
 
 /* fills in addr and shadowed of each of syms (lookup.c) */

@@ -7,7 +7,7 @@ set -e
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev
 libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time
 libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev shellcheck
-zlib1g-dev libiberty-dev libdebuginfod-dev debuginfod elfutils binutils iproute2 sudo
+zlib1g-dev libiberty-dev libcapstone-dev libdebuginfod-dev debuginfod elfutils binutils iproute2 sudo
 asciidoc-base xmlto man-db python3-jsonschema"
 # report --pprof (protobuf-c) and the decoder of its test; the browser of report --html's
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf

@@ -120,7 +120,7 @@ enum artifact_type {
  * Events have no "size" when Free, "old_addr" only when Realloc, "stack"
  * only with call stacks; Frame's "symbol", "file" and "line" are there when
  * known, "inlined" (true) for a function inlined at ip, whose frame comes
- * before its caller's; Process's "backend" is "preload" or "bpf", its
+ * before its caller's; Process's "backend" is "preload" or "bpf" (with "bpf_why", a word or two), its
  * "execs" the times of its execs, in order (the heap of the image before
  * each is gone with its address space).
  */
@@ -146,6 +146,7 @@ enum artifact_type {
 	X(DROPS,	drops,		DROPS,	AR_IN(META))			\
 	X(EXIT_CODE,	exit_code,	I32,	AR_IN(META) | AR_IN(PROCESS))	\
 	X(BACKEND,	backend,	STR,	AR_IN(PROCESS))			\
+	X(BPF_WHY,	bpf_why,	STR,	AR_IN(PROCESS))			\
 	X(EXECS,	execs,		IDS,	AR_IN(PROCESS))			\
 	X(ATTACHED,	attached,	BOOL,	AR_IN(META))			\
 	X(RUNNING,	running,	U32,	AR_IN(META))			\

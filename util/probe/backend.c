@@ -6,6 +6,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,7 +227,7 @@ bool backend__static_exe(pid_t pid)
 	return is_static;
 }
 
-static const char *image_refusal(pid_t pid)
+static const char *image_refusal(pid_t pid, const char **tag)
 {
 	char path[64];
 	const char *why = NULL;
@@ -236,8 +237,10 @@ static const char *image_refusal(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		*tag = "unreadable";
 		return "its executable cannot be read";
+	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || !gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
@@ -248,12 +251,16 @@ static const char *image_refusal(pid_t pid)
 #endif
 	    0) {
 		why = "not an ELF executable of this machine";
+		*tag = "foreign ELF";
 		goto out;
 	}
-	if (!has_interp(elf))
+	if (!has_interp(elf)) {
 		why = "a static executable";
-	else if (needs_sanitizer_first(elf))
+		*tag = "static";
+	} else if (needs_sanitizer_first(elf)) {
 		why = "linked with a sanitizer runtime that refuses preloads";
+		*tag = "sanitizer";
+	}
 out:
 	if (elf)
 		elf_end(elf);
@@ -271,15 +278,144 @@ static bool shim_visible(pid_t pid, const struct shim_env *env)
 	return !stat(path, &st) && st.st_dev == env->dev && st.st_ino == env->ino;
 }
 
-const char *backend__refusal(pid_t pid, const struct shim_env *env)
+const char *backend__refusal(pid_t pid, const struct shim_env *env, const char **tag)
 {
-	const char *why = image_refusal(pid);
+	const char *why = image_refusal(pid, tag);
 
-	if (!why && !environ_has_shim(pid, env))
-		why = "its environment does not carry the preload shim";
-	if (!why && backend__secure_exec(pid))
-		why = "a secure exec (setuid, setgid or file capabilities)";
-	if (!why && !shim_visible(pid, env))
-		why = "the preload shim is not in its root";
-	return why;
+	if (why)
+		return why;
+	if (!environ_has_shim(pid, env)) {
+		*tag = "no shim in env";
+		return "its environment does not carry the preload shim";
+	}
+	if (backend__secure_exec(pid)) {
+		*tag = "secure exec";
+		return "a secure exec (setuid, setgid or file capabilities)";
+	}
+	if (!shim_visible(pid, env)) {
+		*tag = "chroot";
+		return "the preload shim is not in its root";
+	}
+	return NULL;
+}
+
+#define ENVP_MAX	(1 << 16)	/* entries of envp and auxv words looked at */
+#define VAR_MAX		(sizeof(((struct shim_env *)0)->path) + 4096)
+
+/* field 28 of /proc/pid/stat: where argc is on the new image's stack */
+static uint64_t start_stack(pid_t pid)
+{
+	size_t len;
+	char *buf = read_proc(pid, "stat", &len), *p;
+	unsigned long long v = 0;
+	int field;
+
+	if (!buf)
+		return 0;
+	p = strrchr(buf, ')');
+	/* after the comm: field 3 onwards */
+	for (field = 3; p && field <= 28; field++) {
+		p = strchr(p + 1, ' ');
+		if (p && field == 28)
+			v = strtoull(p + 1, NULL, 10);
+	}
+	free(buf);
+	return v;
+}
+
+/* the shim's path taken out of an LD_PRELOAD list; false when nothing is left */
+static bool drop_from_list(char *list, const char *shim)
+{
+	char out[VAR_MAX], *save, *tok;
+	size_t at = 0;
+
+	out[0] = 0;
+	for (tok = strtok_r(list, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+		if (!strcmp(tok, shim))
+			continue;
+		at += snprintf(out + at, sizeof(out) - at, "%s%s", at ? ":" : "", tok);
+		if (at >= sizeof(out))
+			return true;	/* cannot happen: it was longer */
+	}
+	strcpy(list, out);
+	return at > 0;
+}
+
+/*
+ * What to do with one variable of the environment (its text at var): 1 to
+ * drop it, 0 to keep it as it is, 2 when var was rewritten shorter in place.
+ */
+static int unpreload_var(char *var, const struct shim_env *env)
+{
+	size_t len = strlen(var);
+
+	if (!strncmp(var, env->name_var, strlen(env->name_var)) && !var[strlen(env->name_var)])
+		return 1;
+	if (strncmp(var, "LD_PRELOAD=", 11) || !strstr(var, env->path))
+		return 0;
+	if (!drop_from_list(var + 11, env->path))
+		return 1;
+	return strlen(var) < len ? 2 : 0;
+}
+
+int backend__unpreload(pid_t pid, const struct shim_env *env)
+{
+	uint64_t sp = start_stack(pid), argc, *words = NULL, first, i, n, nenv = 0, kept;
+	char path[64], var[VAR_MAX];
+	int fd, err = 0;
+	ssize_t got;
+
+	if (!sp)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &argc, sizeof(argc), sp) != sizeof(argc) || argc > ENVP_MAX) {
+		err = -EIO;
+		goto out;
+	}
+	/* argc, argv[] and its NULL, then envp[], its NULL and the auxv pairs to AT_NULL */
+	first = sp + (argc + 2) * sizeof(uint64_t);
+	words = calloc(ENVP_MAX, sizeof(*words));
+	if (!words) {
+		err = -ENOMEM;
+		goto out;
+	}
+	got = pread(fd, words, ENVP_MAX * sizeof(*words), first);
+	n = got > 0 ? got / sizeof(*words) : 0;
+	while (nenv < n && words[nenv])
+		nenv++;
+	for (i = nenv + 1; i + 1 < n && words[i] != AT_NULL; i += 2)
+		;
+	if (nenv >= n || i + 1 >= n) {
+		err = -EIO;
+		goto out;
+	}
+	n = i + 2;	/* to the end of AT_NULL's pair */
+	for (i = kept = 0; i < nenv; i++) {
+		int what = 0;
+
+		got = pread(fd, var, sizeof(var) - 1, words[i]);
+		if (got > 0) {
+			var[got] = 0;
+			if (strlen(var) < (size_t)got)
+				what = unpreload_var(var, env);
+		}
+		if (what == 2 && pwrite(fd, var, strlen(var) + 1, words[i]) != (ssize_t)strlen(var) + 1)
+			err = -EIO;
+		if (what != 1)
+			words[kept++] = words[i];
+	}
+	if (kept == nenv || err)
+		goto out;
+	/* envp[] closes up over what went, and the auxv with it: ld.so finds it after envp's NULL */
+	memmove(words + kept, words + nenv, (n - nenv) * sizeof(*words));
+	memset(words + n - (nenv - kept), 0, (nenv - kept) * sizeof(*words));
+	if (pwrite(fd, words, n * sizeof(*words), first) != (ssize_t)(n * sizeof(*words)))
+		err = -EIO;
+out:
+	free(words);
+	close(fd);
+	return err;
 }

@@ -36,9 +36,18 @@ int backend__find_shim(struct shim_env *env, const char *libdir);
  * when it will: its environment lost the shim, it is a secure exec
  * (setuid, setgid, file capabilities), a static or foreign ELF, linked
  * with a sanitizer runtime that refuses preloads, or the shim's file is not
- * there in its root.
+ * there in its root.  *tag says it in a word or two.
  */
-const char *backend__refusal(pid_t pid, const struct shim_env *env);
+const char *backend__refusal(pid_t pid, const struct shim_env *env, const char **tag);
+/*
+ * Takes the shim out of the environment of pid's new image, held at its
+ * exec before its dynamic linker ran: LD_PRELOAD loses the shim (and goes
+ * when it named nothing else), MEMTRACK_SHIM goes, so that the program
+ * sees the environment it would have had bare (a sanitizer runtime aborts
+ * when a library is preloaded before it; under a root without the shim,
+ * ld.so says it cannot preload it).  0, or -errno.
+ */
+int backend__unpreload(pid_t pid, const struct shim_env *env);
 /* pid's image was a secure exec (AT_SECURE: setuid, setgid, file capabilities) */
 bool backend__secure_exec(pid_t pid);
 /* pid's executable is static (no PT_INTERP) */

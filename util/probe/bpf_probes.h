@@ -6,12 +6,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/probe/allocators.h"
 #include "bpf/memtrack.h"
 
 /*
  * Where the allocator probes go: for each file of code, found once, the
- * offsets of its allocator functions and their cookies (shape, and whether
- * the allocator is foreign to the preload shim); and the uprobe_multi links
+ * offsets of its allocator functions and their cookies (shape, whether the
+ * preload shim cannot see the function's calls, whether its result comes
+ * from the allocator call it makes); and the uprobe_multi links
  * that put them in one process, and in that process alone (the link's pid):
  * other processes, however many map the same libc, never trap.
  *
@@ -34,12 +36,31 @@
  * traced process fails with EFAULT when memtrack opened them, and their
  * programs do not run in children.
  */
-struct probe_file {
-	struct mt_file_id id;
-	enum mt_file_kind kind;
+/* the probes of one link pair: entry offsets, and those that also get a return probe */
+struct probe_set {
 	unsigned int nentry, nreturn;
 	uint64_t *entry, *entry_cookies;
 	uint64_t *ret, *ret_cookies;
+};
+
+/* a function of the file that only wraps the C family: [offset, offset + size) */
+struct probe_range {
+	uint64_t offset, size;
+};
+
+struct probe_file {
+	struct mt_file_id id;
+	enum mt_file_kind kind;
+	struct probe_set seen;		/* the functions whose calls the shim sees */
+	struct probe_set foreign;	/* those it cannot: probed beside it too */
+	unsigned int nentry;		/* in both */
+	struct alloc_set imports;	/* allocator names it takes from other objects */
+	struct alloc_set aliases;	/* names the shim does not interpose, of functions it does */
+	const char *own;		/* a function the shim interposes that allocates by itself */
+	struct probe_range *wrappers;	/* functions that call the shim's: frames to drop */
+	unsigned int nwrappers;
+	bool interp;			/* has an ELF interpreter */
+	bool sanitizer;			/* needs a sanitizer runtime first */
 };
 
 struct probe_files {
@@ -49,20 +70,19 @@ struct probe_files {
 
 struct probe_file *probe_files__find(struct probe_files *pf, const struct mt_file_id *id);
 /*
- * The file of id, read through path the first time (name: its path as the
- * process names it, to tell libc and libstdc++ from other allocators);
- * NULL when out of memory, with *err.
+ * The file of id, read through path the first time (util/alloc-code.h
+ * says what is read); NULL when out of memory, with *err.
  */
 struct probe_file *probe_files__inspect(struct probe_files *pf, const struct mt_file_id *id,
-					const char *path, const char *name, int *err);
+					const char *path, int *err);
 void probe_files__exit(struct probe_files *pf);
 
 /*
- * Puts f's probes into pid (path: the file, as pid maps it): the return
- * probes, then the entry probes, so that a call never has an entry without
- * its return.  fds[] gets the two links (-1 for none).  0 or -errno.
+ * Puts the probes of set into pid (path: the file, as pid maps it): the
+ * return probes, then the entry probes, so that a call never has an entry
+ * without its return.  fds[] gets the two links (-1 for none).  0 or -errno.
  */
-int probe_file__link(const struct probe_file *f, int entry_prog, int return_prog,
-		     const char *path, pid_t pid, int fds[2]);
+int probe_set__link(const struct probe_set *set, int entry_prog, int return_prog,
+		    const char *path, pid_t pid, int fds[2]);
 
 #endif

@@ -34,6 +34,23 @@ void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 	(void)t, (void)pid;
 }
 
+unsigned int bpf_track__wrapper_frames(struct bpf_track *t, pid_t pid, const uint64_t *ips,
+				       unsigned int nr)
+{
+	(void)t, (void)pid, (void)ips, (void)nr;
+	return 0;
+}
+
+void bpf_track__fork_wrappers(struct bpf_track *t, pid_t parent, pid_t child)
+{
+	(void)t, (void)parent, (void)child;
+}
+
+void bpf_track__forget_wrappers(struct bpf_track *t, pid_t pid)
+{
+	(void)t, (void)pid;
+}
+
 int bpf_track__check_probes(struct bpf_track *t)
 {
 	(void)t;

@@ -23,15 +23,32 @@
 #include "util/probe/link-closer.h"
 #include "util/probe/pressure.h"
 #include "util/proc-maps.h"
+#include "util/u64-map.h"
 #include "util/probe/uprobe-multi.h"
 #include "util/usage.h"
 #include "util/util.h"
 
-/* a process that has an allocator file's probes */
+/*
+ * A process that has an allocator file's probes: those of the functions
+ * foreign to the shim (fds[0..1]), and with BPF the others (fds[2..3]).
+ */
 struct pid_link {
 	pid_t pid;
 	struct mt_file_id file;
-	int fds[2];
+	int fds[4];
+};
+
+#define LINK_FDS	4
+
+/* the functions of a process's code that only wrap the shim's: [lo, hi) */
+struct wrapper_range {
+	uint64_t lo, hi;
+};
+
+struct pid_wrappers {
+	pid_t pid;
+	struct wrapper_range *r;
+	size_t n, cap;
 };
 
 struct bpf_track {
@@ -39,6 +56,9 @@ struct bpf_track {
 	struct probe_files files;	/* every file of code looked at, and its probes */
 	struct pid_link *plinks;
 	size_t nplinks, plinks_cap;
+	struct pid_wrappers *wraps;	/* kept after exit: the shim's stacks come later */
+	size_t nwraps, wraps_cap;
+	struct u64_map wraps_index;	/* pid -> wraps[] */
 	struct link_closer *closer;
 	struct mt_file_id shim;		/* the preload shim: never probed */
 	unsigned int probe_failures;
@@ -175,25 +195,58 @@ static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_
 	return 0;
 }
 
-static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
-		     const char *path, const char *name)
+static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
+		    const char *path, int *fds)
 {
-	struct pid_link *l;
-	int err;
-
-	if (find_link(t, pid, &f->id))
+	if (!set->nentry)
 		return 0;
-	if (grow_array((void **)&t->plinks, &t->plinks_cap, t->nplinks + 1, sizeof(*t->plinks)))
+	return probe_set__link(set, bpf_program__fd(t->skel->progs.alloc_enter),
+			       bpf_program__fd(t->skel->progs.alloc_exit), path, pid, fds);
+}
+
+/*
+ * The foreign functions' probes, and with LINK_ALL the others: a process
+ * that goes from the shim to BPF gets the rest, none twice.
+ */
+static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
+		     const char *path, const char *name, enum link_want want)
+{
+	struct pid_link *l = find_link(t, pid, &f->id), fresh;
+	int err, i;
+
+	if (l && (want != LINK_ALL || l->fds[2] >= 0 || !f->seen.nentry))
+		return 0;
+	if (!l) {
+		for (i = 0; i < LINK_FDS; i++)
+			fresh.fds[i] = -1;
+		fresh.pid = pid;
+		fresh.file = f->id;
+		err = link_set(t, pid, &f->foreign, path, fresh.fds);
+		if (err)
+			return err;
+		l = &fresh;
+	}
+	if (want == LINK_ALL) {
+		err = link_set(t, pid, &f->seen, path, l->fds + 2);
+		if (err && l == &fresh) {
+			for (i = 0; i < 2; i++)
+				if (fresh.fds[i] >= 0)
+					close(fresh.fds[i]);
+		}
+		if (err)
+			return err;
+	}
+	pr_debug("probed %u allocator functions of %s in pid %d\n",
+		 f->foreign.nentry + (want == LINK_ALL ? f->seen.nentry : 0), name, pid);
+	if (l != &fresh)
+		return 0;
+	if (grow_array((void **)&t->plinks, &t->plinks_cap, t->nplinks + 1, sizeof(*t->plinks))) {
+		for (i = 0; i < LINK_FDS; i++)
+			if (fresh.fds[i] >= 0)
+				close(fresh.fds[i]);
 		return -ENOMEM;
-	l = &t->plinks[t->nplinks];
-	err = probe_file__link(f, bpf_program__fd(t->skel->progs.alloc_enter),
-			       bpf_program__fd(t->skel->progs.alloc_exit), path, pid, l->fds);
-	if (err)
-		return err;
-	l->pid = pid;
-	l->file = f->id;
-	t->nplinks++;
-	pr_debug("probed %u allocator functions of %s in pid %d\n", f->nentry, name, pid);
+	}
+	t->plinks[t->nplinks++] = fresh;
 	return tell_bpf_linked(t, pid, &f->id);
 }
 
@@ -209,44 +262,229 @@ static void probe_failed(struct bpf_track *t, const char *file, int err)
 static void note_code(struct code_scan *scan, const struct probe_file *f,
 		      const struct mt_file_id *shim)
 {
+	unsigned int i;
+
 	if (f->kind == MT_FILE_FOREIGN_ALLOCATOR)
 		scan->foreign = true;
-	else if (f->kind == MT_FILE_ALLOCATOR)
+	if (f->kind == MT_FILE_ALLOCATOR || f->kind == MT_FILE_FOREIGN_ALLOCATOR) {
 		scan->allocator = true;
+		if (!scan->exe_found || !same_file(&f->id, &scan->exe_id))
+			scan->lib_allocator = true;
+	}
 	if (same_file(&f->id, shim))
 		scan->shim = true;
+	for (i = 0; i < ALLOC_SET_WORDS; i++) {
+		scan->imports.w[i] |= f->imports.w[i];
+		scan->aliases.w[i] |= f->aliases.w[i];
+	}
 }
 
-/* the file of a mapping: looked at once, probed in pid if asked for */
-static int inspect_mapping(struct bpf_track *t, pid_t pid, const struct proc_map *m,
-			   enum link_want want, struct code_scan *scan)
+static struct pid_wrappers *find_wrappers(struct bpf_track *t, pid_t pid, bool add)
+{
+	struct pid_wrappers *w;
+	uint64_t *i;
+	bool added;
+
+	if (!add) {
+		i = u64_map__find(&t->wraps_index, pid);
+		return i ? &t->wraps[*i] : NULL;
+	}
+	w = u64_map__element(&t->wraps_index, pid, (void **)&t->wraps, &t->nwraps,
+			     &t->wraps_cap, sizeof(*t->wraps), &added);
+	if (w && added)
+		w->pid = pid;
+	return w;
+}
+
+static void add_wrapper(struct pid_wrappers *w, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->r[i].lo == lo && w->r[i].hi == hi)
+			return;
+	if (grow_array((void **)&w->r, &w->cap, w->n + 1, sizeof(*w->r)))
+		return;		/* a frame more in some stacks */
+	w->r[w->n++] = (struct wrapper_range){ lo, hi };
+}
+
+/* where f's wrappers are in pid, as m maps them */
+static void note_wrappers(struct bpf_track *t, pid_t pid, const struct probe_file *f,
+			  const struct proc_map *m)
+{
+	struct pid_wrappers *w;
+	unsigned int i;
+
+	if (!f->nwrappers || !(w = find_wrappers(t, pid, true)))
+		return;
+	for (i = 0; i < f->nwrappers; i++) {
+		const struct probe_range *r = &f->wrappers[i];
+
+		if (r->offset >= m->pgoff && r->offset + r->size <= m->pgoff + (m->end - m->start))
+			add_wrapper(w, m->start + (r->offset - m->pgoff),
+				    m->start + (r->offset - m->pgoff) + r->size);
+	}
+}
+
+unsigned int bpf_track__wrapper_frames(struct bpf_track *t, pid_t pid, const uint64_t *ips,
+				       unsigned int nr)
+{
+	struct pid_wrappers *w = find_wrappers(t, pid, false);
+	unsigned int skip = 0;
+	size_t i;
+
+	/* a return address is past its call: the call's byte is the one before it */
+	while (w && skip < nr) {
+		for (i = 0; i < w->n; i++)
+			if (ips[skip] - 1 >= w->r[i].lo && ips[skip] - 1 < w->r[i].hi)
+				break;
+		if (i == w->n)
+			break;
+		skip++;
+	}
+	return skip < nr ? skip : 0;
+}
+
+void bpf_track__fork_wrappers(struct bpf_track *t, pid_t parent, pid_t child)
+{
+	struct pid_wrappers *p, *c = find_wrappers(t, child, true);
+	size_t i;
+
+	if (!c)
+		return;
+	c->n = 0;	/* a pid used again */
+	p = find_wrappers(t, parent, false);	/* after the array may have moved */
+	for (i = 0; p && i < p->n; i++)
+		add_wrapper(c, p->r[i].lo, p->r[i].hi);
+}
+
+void bpf_track__forget_wrappers(struct bpf_track *t, pid_t pid)
+{
+	struct pid_wrappers *w = find_wrappers(t, pid, false);
+
+	if (w)
+		w->n = 0;
+}
+
+/* the file of a mapping, looked at once */
+static struct probe_file *mapping_file(struct bpf_track *t, pid_t pid, const struct proc_map *m,
+				       char *path, size_t len, int *err)
 {
 	struct mt_file_id id = { kernel_dev(m->dev_major, m->dev_minor), m->ino };
 	struct probe_file *f = probe_files__find(&t->files, &id);
-	char path[64];
-	int err = 0;
 
 	/* the mapped file itself, wherever (and whatever) its path is now */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 m->start, m->end);
-	if (!f) {
-		f = probe_files__inspect(&t->files, &id, path, m->path, &err);
-		if (!f)
-			return err;
-		if (same_file(&id, &t->shim))
-			f->kind = MT_FILE_PLAIN;	/* its functions call libc's */
-		if (err)
-			probe_failed(t, m->path, err);
-		err = tell_bpf_kind(t, f);
-	}
+	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	*err = 0;
+	if (f)
+		return f;
+	f = probe_files__inspect(&t->files, &id, path, err);
+	if (!f)
+		return NULL;
+	if (same_file(&id, &t->shim))
+		f->kind = MT_FILE_PLAIN;	/* its functions call libc's */
+	if (*err)
+		probe_failed(t, m->path, *err);
+	*err = tell_bpf_kind(t, f);
+	return f;
+}
+
+/* a mapping's file: probed in pid if asked for */
+static int inspect_mapping(struct bpf_track *t, pid_t pid, const struct proc_map *m,
+			   enum link_want want, struct code_scan *scan)
+{
+	char path[64];
+	struct probe_file *f;
+	int err;
+
+	f = mapping_file(t, pid, m, path, sizeof(path), &err);
+	if (!f)
+		return err;
 	note_code(scan, f, &t->shim);
+	note_wrappers(t, pid, f, m);
+	if (scan->exe_static && !same_file(&scan->exe_id, &f->id) && f->kind != MT_FILE_PLAIN) {
+		/* code a static program maps itself: an emulator's guest (valgrind) */
+		if (!scan->guest[0])
+			snprintf(scan->guest, sizeof(scan->guest), "%s", m->path);
+		return err;
+	}
 	if (err || f->kind == MT_FILE_PLAIN || want == LINK_NONE ||
 	    (want == LINK_FOREIGN && f->kind != MT_FILE_FOREIGN_ALLOCATOR))
 		return err;
-	err = link_file(t, pid, f, path, m->path);
+	err = link_file(t, pid, f, path, m->path, want);
 	if (err && err != -ENOMEM && err != -ESRCH && err != -ENOENT)
 		probe_failed(t, m->path, err);
 	return err == -ENOMEM ? err : 0;
+}
+
+/* the file of pid's executable, among its mappings */
+static void find_exe(struct bpf_track *t, pid_t pid, struct code_scan *scan)
+{
+	char exe[64], target[PATH_MAX], path[64];
+	struct probe_file *f;
+	struct proc_maps maps;
+	struct proc_map m;
+	ssize_t n;
+	int err;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	n = readlink(exe, target, sizeof(target) - 1);
+	if (n <= 0 || proc_maps__open(&maps, pid))
+		return;
+	target[n] = 0;
+	if (n > 10 && !strcmp(target + n - 10, " (deleted)"))
+		target[n - 10] = 0;
+	while (proc_maps__next(&maps, &m) > 0) {
+		if (!proc_map__exec(&m) || !m.ino || strcmp(m.path, target))
+			continue;
+		f = mapping_file(t, pid, &m, path, sizeof(path), &err);
+		if (!f)
+			break;
+		scan->exe_found = true;
+		scan->exe_static = !f->interp;
+		scan->exe_sanitizer = f->sanitizer;
+		scan->exe_id = f->id;
+		scan->exe_own = f->own;
+		break;
+	}
+	proc_maps__close(&maps);
+}
+
+/*
+ * A static image after one that had probes (an exec keeps the links of the
+ * pid): those of other files go now, before it maps them itself (valgrind
+ * maps its guest's libc), and at once: a close is the link's release.
+ */
+static void unlink_guest_files(struct bpf_track *t, pid_t pid, const struct mt_file_id *exe)
+{
+	size_t i, j, kept = 0;
+
+	for (i = 0; i < t->nplinks; i++) {
+		struct pid_link *l = &t->plinks[i];
+		struct mt_pid_file key = { .tgid = pid, .dev = l->file.dev, .ino = l->file.ino };
+
+		if (l->pid != pid || same_file(&l->file, exe)) {
+			t->plinks[kept++] = *l;
+			continue;
+		}
+		bpf_map__delete_elem(t->skel->maps.pid_files, &key, sizeof(key), 0);
+		for (j = 0; j < LINK_FDS; j++)
+			if (l->fds[j] >= 0)
+				close(l->fds[j]);
+	}
+	t->nplinks = kept;
+}
+
+/* a name some object calls that the shim does not interpose, of a function it does */
+static void find_alias_use(struct code_scan *scan)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_alloc_symbols; i++)
+		if (alloc_set__has(&scan->imports, i) && alloc_set__has(&scan->aliases, i)) {
+			scan->alias_used = alloc_symbols[i].name;
+			return;
+		}
 }
 
 int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
@@ -260,6 +498,9 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 	if (!scan)
 		scan = &ignored;
 	memset(scan, 0, sizeof(*scan));
+	find_exe(t, pid, scan);
+	if (scan->exe_static)
+		unlink_guest_files(t, pid, &scan->exe_id);
 	err = proc_maps__open(&maps, pid);
 	if (err)
 		return err == -ESRCH ? -ENOENT : err;
@@ -271,13 +512,14 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 			break;
 	}
 	proc_maps__close(&maps);
+	find_alias_use(scan);
 	return err == -ENOMEM ? err : 0;	/* a process gone meanwhile: what was read */
 }
 
 /* pid's links go, to a thread that closes them: each close takes milliseconds */
 void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 {
-	size_t i, kept = 0;
+	size_t i, j, kept = 0;
 
 	for (i = 0; i < t->nplinks; i++) {
 		struct pid_link *l = &t->plinks[i];
@@ -288,8 +530,9 @@ void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 			continue;
 		}
 		bpf_map__delete_elem(t->skel->maps.pid_files, &key, sizeof(key), 0);
-		link_closer__close(t->closer, l->fds[0]);
-		link_closer__close(t->closer, l->fds[1]);
+		for (j = 0; j < LINK_FDS; j++)
+			if (l->fds[j] >= 0)
+				link_closer__close(t->closer, l->fds[j]);
 	}
 	t->nplinks = kept;
 }
@@ -515,8 +758,8 @@ void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 	if (t->closer)
 		n = link_closer__stop(t->closer, &fds);
 	cap = n;
-	for (i = 0; i < 2 * t->nplinks; i++) {
-		fd = t->plinks[i / 2].fds[i % 2];
+	for (i = 0; i < LINK_FDS * t->nplinks; i++) {
+		fd = t->plinks[i / LINK_FDS].fds[i % LINK_FDS];
 		if (fd < 0)
 			continue;
 		if (grow_array((void **)&fds, &cap, n + 1, sizeof(*fds))) {
@@ -545,5 +788,9 @@ void bpf_track__close(struct bpf_track *t)
 	memtrack_bpf__destroy(t->skel);
 	probe_files__exit(&t->files);
 	free(t->plinks);
+	while (t->nwraps)
+		free(t->wraps[--t->nwraps].r);
+	free(t->wraps);
+	u64_map__exit(&t->wraps_index);
 	free(t);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/probe/allocators.h"
 #include "bpf/memtrack.h"
 
 /* The BPF side of `memtrack track`: load, attach, and the maps it reads. */
@@ -23,9 +24,20 @@ struct bpf_track_opts {
 
 /* what a process maps, as far as choosing its backend goes */
 struct code_scan {
-	bool allocator;		/* libc's or libstdc++'s allocator functions */
-	bool foreign;		/* an allocator the shim does not interpose */
+	bool allocator;		/* allocator functions */
+	bool lib_allocator;	/* in a library (ld.so maps the shim before them) */
+	bool foreign;		/* some whose calls the shim cannot see (probed beside it) */
 	bool shim;		/* the preload shim */
+	bool exe_found;		/* its executable's file among its mappings */
+	bool exe_static;	/* which has no ELF interpreter */
+	bool exe_sanitizer;	/* which needs a sanitizer runtime first */
+	struct mt_file_id exe_id;
+	const char *exe_own;	/* a function the shim interposes that the executable
+				 * defines, and that allocates by itself (its own malloc) */
+	const char *alias_used;	/* a name some object calls, of a function the shim
+				 * interposes under another name (tcmalloc's tc_malloc) */
+	char guest[256];	/* allocator code a static program maps itself, not probed */
+	struct alloc_set imports, aliases;
 };
 
 /* opens, loads and attaches the tracepoints; 0 or -errno */
@@ -50,6 +62,18 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 			       struct code_scan *scan);
 /* pid's probes go (it exited, or its new image takes the shim) */
 void bpf_track__unlink_process(struct bpf_track *t, pid_t pid);
+/*
+ * How many of the frames ips[] (innermost first) of a stack the shim took
+ * in pid are in functions that only wrap the shim's (an executable's own
+ * operator new calling malloc): its call is the program's, from the
+ * wrapper's caller, as BPF sees it at the wrapper's entry.  The wrappers
+ * are those of the code pid was inspected with; a fork's come from its
+ * parent, and go at exec.
+ */
+unsigned int bpf_track__wrapper_frames(struct bpf_track *t, pid_t pid, const uint64_t *ips,
+				       unsigned int nr);
+void bpf_track__fork_wrappers(struct bpf_track *t, pid_t parent, pid_t child);
+void bpf_track__forget_wrappers(struct bpf_track *t, pid_t pid);
 /* resumes pid, stopped by BPF until its new code was inspected */
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
 /* files whose allocator functions could not be probed (each was warned of) */

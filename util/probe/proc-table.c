@@ -55,6 +55,7 @@ int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e)
 {
 	struct process *parent = e->kind == MT_FORK ? proc_table__find(pt, e->ppid) : NULL;
 	uint8_t parent_mode = parent ? parent->mode : 0;	/* before a get may move it */
+	const char *parent_why = parent ? parent->bpf_why : NULL;
 	struct process *p = proc_table__get(pt, e->pid);
 
 	if (!p)
@@ -65,6 +66,7 @@ int proc_table__apply(struct proc_table *pt, const struct mt_proc_event *e)
 		p->start = e->ts;
 		copy_str(p->comm, e->comm, sizeof(p->comm));
 		p->mode = parent_mode;	/* a fork keeps its parent's backend */
+		p->bpf_why = parent_why;
 		break;
 	case MT_EXEC:
 		if (!p->start)
@@ -110,6 +112,8 @@ static void pack_process(msgpack_packer *pk, const struct process *p)
 	}
 	if (backend)
 		artifact_record__set_backend(&r, backend);
+	if (p->mode == MT_MODE_BPF && p->bpf_why)
+		artifact_record__set_bpf_why(&r, p->bpf_why);
 	if (p->nr_execs)
 		artifact_record__set_execs(&r, (struct artifact_ids){ p->execs, p->nr_execs });
 	artifact_record__pack(pk, &r);

@@ -22,6 +22,7 @@ struct process {
 	size_t nr_execs, execs_cap;
 	bool exited;
 	uint8_t mode;		/* enum mt_mode: its backend, 0 if never known */
+	const char *bpf_why;	/* with MT_MODE_BPF: why, in a word or two (a static string) */
 };
 
 struct proc_table {

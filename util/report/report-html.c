@@ -114,6 +114,7 @@ static cJSON *json_process(const struct report_process *p)
 	add_str(o, "comm", p->comm);
 	add_str(o, "exe", p->exe);
 	add_str(o, "backend", p->backend);
+	add_str(o, "bpf_why", p->bpf_why);
 	if (p->info_has & AR_HAS(AK_EXIT_CODE))
 		cJSON_AddNumberToObject(o, "exit_code", p->exit_code);
 	else

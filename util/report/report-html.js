@@ -443,7 +443,8 @@
 			{ title: "pid", get: (p) => p.pid },
 			{ title: "ppid", get: (p) => p.ppid },
 			{ title: "comm", get: (p) => p.comm || "", text: true },
-			{ title: "traced by", get: (p) => p.backend || "", text: true },
+			{ title: "traced by", get: (p) => (p.backend || "") +
+				(p.backend === "bpf" && p.bpf_why ? " (" + p.bpf_why + ")" : ""), text: true },
 			{ title: "exit", get: (p) => exitWords(p.exit_code), text: true },
 		];
 		for (let k = 0; k < NK; k++)

@@ -366,9 +366,11 @@ static void take_process_record(struct report_process *p,
 	free(p->comm);
 	free(p->exe);
 	free(p->backend);
+	free(p->bpf_why);
 	p->comm = rec->comm ? strdup(rec->comm) : NULL;
 	p->exe = rec->exe ? strdup(rec->exe) : NULL;
 	p->backend = rec->backend ? strdup(rec->backend) : NULL;
+	p->bpf_why = rec->bpf_why ? strdup(rec->bpf_why) : NULL;
 }
 
 static void take_meta_record(struct report_summary *s, const struct artifact_record *rec)
@@ -763,6 +765,7 @@ void report_summary__exit(struct report_summary *s)
 	for (i = 0; i < s->nr_procs; i++) {
 		free(s->procs[i].comm);
 		free(s->procs[i].backend);
+		free(s->procs[i].bpf_why);
 		free(s->procs[i].exe);
 		live_table__exit(&s->procs[i].live);
 	}

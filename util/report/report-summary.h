@@ -98,6 +98,7 @@ struct report_process {
 	uint64_t start, exit;
 	char *comm, *exe;
 	char *backend;			/* "preload", "bpf", NULL when not said */
+	char *bpf_why;			/* why bpf, in a word or two; NULL when not said */
 };
 
 struct report_meta {

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ static void set_mode(struct track_session *s, pid_t pid, enum mt_mode mode)
 
 	if (err)
 		warning("cannot set the backend of pid %d: %s", pid, strerror(-err));
+	if (p && p->mode != mode)
+		p->bpf_why = NULL;
 	if (p)
 		p->mode = mode;
 }
@@ -56,16 +59,52 @@ static void probe_process(struct track_session *s, pid_t pid, struct code_scan *
 		warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
 }
 
-/* pid is traced by BPF from now on; with --backend preload, that fails the run */
-static void use_bpf(struct track_session *s, pid_t pid, const char *why)
+/* each kind of process (executable, reason) sent to BPF, warned of once */
+static bool warned_before(struct track_session *s, const char *exe, const char *tag)
 {
+	char key[MT_PATH_LEN + 64];
+	size_t i;
+
+	snprintf(key, sizeof(key), "%s\t%s", exe, tag);
+	for (i = 0; i < s->nwarned; i++)
+		if (!strcmp(s->warned[i], key))
+			return true;
+	if (grow_array((void **)&s->warned, &s->warned_cap, s->nwarned + 1, sizeof(*s->warned)))
+		return false;
+	s->warned[s->nwarned] = strdup(key);
+	if (s->warned[s->nwarned])
+		s->nwarned++;
+	return false;
+}
+
+/*
+ * pid is traced by BPF from now on (tag: why, in a word or two); with
+ * --backend preload, that fails the run.  BPF costs a trap per call: the
+ * user hears why at once, once per executable and reason.
+ */
+static void use_bpf(struct track_session *s, pid_t pid, const char *tag, const char *fmt, ...)
+{
+	struct process *p = proc_table__get(&s->procs, pid);
+	const char *exe = p && p->exe[0] ? p->exe : comm_of(s, pid);
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
 	if (s->backend == BACKEND_PRELOAD) {
 		error("pid %d (%s) cannot take the preload shim: %s", pid, comm_of(s, pid), why);
 		s->refused++;
-	} else {
+	} else if (verbose >= 1 || warned_before(s, exe, tag)) {
 		pr_debug("pid %d (%s): traced by BPF: %s\n", pid, comm_of(s, pid), why);
+	} else {
+		warning("%s (pid %d) is traced by BPF, slower than the preload shim: %s", exe, pid,
+			why);
 	}
 	set_mode(s, pid, MT_MODE_BPF);
+	p = proc_table__get(&s->procs, pid);
+	if (p)
+		p->bpf_why = tag;
 	probe_process(s, pid, NULL);
 }
 
@@ -89,34 +128,72 @@ static bool secure_under_sudo(struct track_session *s, pid_t pid)
 
 static void choose_backend(struct track_session *s, pid_t pid)
 {
-	const char *why;
+	const char *why, *tag = NULL;
+	struct process *p;
 
 	if (secure_under_sudo(s, pid))
 		return;
 	if (s->backend == BACKEND_BPF || s->attach) {
 		set_mode(s, pid, MT_MODE_BPF);
+		p = proc_table__get(&s->procs, pid);
+		if (p)
+			p->bpf_why = s->attach ? "-p" : "--backend bpf";
 		return;
 	}
-	why = backend__refusal(pid, &s->shim);
-	if (why)
-		use_bpf(s, pid, why);
-	else
+	why = backend__refusal(pid, &s->shim, &tag);
+	if (!why) {
 		set_mode(s, pid, MT_MODE_PENDING);
+		return;
+	}
+	use_bpf(s, pid, tag, "%s", why);
+	/* where the shim changes what the program does, it goes before ld.so runs */
+	if (!strcmp(tag, "sanitizer") || !strcmp(tag, "chroot")) {
+		int err = backend__unpreload(pid, &s->shim);
+
+		if (err)
+			warning("cannot take the preload shim out of the environment of pid %d "
+				"(%s): %s", pid, comm_of(s, pid), strerror(-err));
+	}
 }
 
 /*
  * Before its first allocator call, a process waiting for its shim may
- * show that the shim will not serve it: an allocator of its own mapped, or
- * libc mapped without the shim (ld.so maps LD_PRELOAD's libraries first).
+ * show that the shim will not serve it: an allocator of its own in its
+ * executable, an allocator's function called by a name the shim does not
+ * interpose, or libc mapped without the shim (ld.so maps LD_PRELOAD's
+ * libraries first).  What the shim cannot see elsewhere is probed beside it.
  */
+static const char *shim_blind_spot(const struct code_scan *scan, char *buf, size_t len,
+				   const char **tag)
+{
+	if (scan->exe_own) {
+		snprintf(buf, len, "its executable has an allocator of its own (%s)", scan->exe_own);
+		*tag = "own allocator";
+		return buf;
+	}
+	if (scan->alias_used) {
+		snprintf(buf, len, "it calls %s, its allocator's function under another name",
+			 scan->alias_used);
+		*tag = "allocator alias";
+		return buf;
+	}
+	if (scan->lib_allocator && !scan->shim) {
+		*tag = "no shim loaded";
+		return "it did not load the preload shim";
+	}
+	return NULL;
+}
+
 static void check_pending(struct track_session *s, pid_t pid, const struct code_scan *scan)
 {
+	const char *why, *tag;
+	char buf[160];
+
 	if (bpf_track__mode(s->bpf, pid) != MT_MODE_PENDING)
 		return;
-	if (scan->foreign)
-		use_bpf(s, pid, "it maps an allocator of its own");
-	else if (scan->allocator && !scan->shim)
-		use_bpf(s, pid, "it did not load the preload shim");
+	why = shim_blind_spot(scan, buf, sizeof(buf), &tag);
+	if (why)
+		use_bpf(s, pid, tag, "%s", why);
 }
 
 /*
@@ -134,6 +211,27 @@ static void check_blind(struct track_session *s, pid_t pid, const struct code_sc
 		"(stripped): its allocations are not seen", pid, comm_of(s, pid),
 		p && p->exe[0] ? p->exe : "?");
 	s->blind++;
+}
+
+/*
+ * Allocator code that a static program maps by itself is not probed: an
+ * emulator's guest (valgrind reads the code it runs, and would run the
+ * probes' breakpoints) or, rarely, a library it loads itself.  Said once
+ * per executable.
+ */
+static void check_guest(struct track_session *s, pid_t pid, const struct code_scan *scan)
+{
+	struct process *p;
+
+	if (!scan->guest[0])
+		return;
+	p = proc_table__get(&s->procs, pid);
+	if (warned_before(s, p && p->exe[0] ? p->exe : comm_of(s, pid), "guest"))
+		return;
+	warning("pid %d (%s), a static executable, maps allocator code of its own (%s): "
+		"not probed, the allocations made there are not seen (an emulator's guest, "
+		"as valgrind runs one, is the emulator's business)", pid, comm_of(s, pid),
+		scan->guest);
 }
 
 /*
@@ -158,6 +256,7 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	}
 	probe_process(s, e->pid, &scan);
 	check_pending(s, e->pid, &scan);
+	check_guest(s, e->pid, &scan);
 	if (e->reason == MT_NEW_CODE_EXEC)
 		check_blind(s, e->pid, &scan);
 	if (s->sym && e->reason == MT_NEW_CODE_EXEC)
@@ -179,13 +278,20 @@ bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 	if (mode != MT_MODE_PENDING && mode != MT_MODE_PRELOAD)
 		return false;	/* BPF traces it, or not ours at all */
 	if (mode == MT_MODE_PENDING) {
+		const char *why = NULL, *tag = NULL;
+		char buf[160];
+
 		if (flags & SHIM_SHADOWED) {
-			use_bpf(s, pid, "its executable defines the allocator functions");
-			return false;
+			why = "a library preloaded before the shim defines the allocator functions";
+			tag = "preloaded allocator";
+		} else if (flags & SHIM_NO_NEXT) {
+			why = "the shim finds no malloc and free to call";
+			tag = "no libc malloc";
+		} else if (!bpf_track__inspect_process(s->bpf, pid, LINK_NONE, &scan)) {
+			why = shim_blind_spot(&scan, buf, sizeof(buf), &tag);
 		}
-		if ((flags & SHIM_NO_NEXT) ||
-		    (!bpf_track__inspect_process(s->bpf, pid, LINK_NONE, &scan) && scan.foreign)) {
-			use_bpf(s, pid, "it uses an allocator of its own");
+		if (why) {
+			use_bpf(s, pid, tag, "%s", why);
 			return false;
 		}
 	}
@@ -258,8 +364,12 @@ void session__on_merged_event(void *ctx, const struct mt_alloc_event *e)
 uint64_t session__on_shim_stack(void *ctx, int32_t pid, const uint64_t *ips, uint32_t nr)
 {
 	struct track_session *s = ctx;
+	unsigned int skip;
 
-	return s->stack_ids ? stack_ids__intern(s->stack_ids, pid, ips, nr) : 0;
+	if (!s->stack_ids)
+		return 0;
+	skip = bpf_track__wrapper_frames(s->bpf, pid, ips, nr);
+	return stack_ids__intern(s->stack_ids, pid, ips + skip, nr - skip);
 }
 
 /* a process whose ring broke the rules is no longer tracked; memtrack runs on */
@@ -301,6 +411,15 @@ static void follow_process(struct track_session *s, const struct mt_proc_event *
 		symbolizer__exit(s->sym, e->pid);
 }
 
+/* where a process's wrappers are: its parent's at fork, none after exec */
+static void follow_wrappers(struct track_session *s, const struct mt_proc_event *e)
+{
+	if (e->kind == MT_FORK)
+		bpf_track__fork_wrappers(s->bpf, e->ppid, e->pid);
+	else if (e->kind == MT_EXEC)
+		bpf_track__forget_wrappers(s->bpf, e->pid);
+}
+
 int session__on_event_record(void *ctx, const void *data, uint32_t len)
 {
 	struct track_session *s = ctx;
@@ -322,6 +441,7 @@ int session__on_event_record(void *ctx, const void *data, uint32_t len)
 			break;
 		proc_table__apply(&s->procs, data);
 		follow_process(s, data);
+		follow_wrappers(s, data);
 		if (kind == MT_EXIT) {
 			merger__exited(s->merger, ((const struct mt_proc_event *)data)->pid);
 			bpf_track__unlink_process(s->bpf, ((const struct mt_proc_event *)data)->pid);

@@ -840,6 +840,9 @@ void track_session__exit(struct track_session *s)
 	resolver__delete(s->resolver);
 	symbolizer__delete(s->sym);
 	proc_table__exit(&s->procs);
+	while (s->nwarned)
+		free(s->warned[--s->nwarned]);
+	free(s->warned);
 	free(s->command);
 	free(s->attach);
 }

@@ -123,6 +123,8 @@ struct track_session {
 	atomic_bool sampling;
 	struct status_line *status_line;	/* on a terminal, while the command runs */
 	struct live_heap *live;		/* for the status line, NULL without one */
+	char **warned;			/* "exe\treason" of the processes sent to BPF */
+	size_t nwarned, warned_cap;
 };
 
 /* the BPF rings by enum mt_ring_id, as --ring-size and the stats name them */

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "util/probe/bpf_track.h"
@@ -72,10 +73,40 @@ static size_t preload_processes(const struct proc_table *pt)
 	return n;
 }
 
+static void describe_backends(const struct proc_table *pt, char *buf, size_t len)
+{
+	const char *whys[16];
+	size_t counts[16], n = 0, nbpf = 0, i, j;
+	int at;
+
+	for (i = 0; i < pt->count; i++) {
+		const char *why = pt->procs[i].bpf_why ? pt->procs[i].bpf_why : "other";
+
+		if (pt->procs[i].mode != MT_MODE_BPF)
+			continue;
+		nbpf++;
+		for (j = 0; j < n && strcmp(whys[j], why); j++)
+			;
+		if (j == n && n < ARRAY_SIZE(whys)) {
+			whys[n] = why;
+			counts[n++] = 0;
+		}
+		if (j < n)
+			counts[j]++;
+	}
+	at = snprintf(buf, len, "%zu preload", preload_processes(pt));
+	if (nbpf)
+		at += snprintf(buf + at, len - at, ", %zu bpf", nbpf);
+	for (j = 0; j < n && at > 0 && (size_t)at < len; j++)
+		at += snprintf(buf + at, len - at, "%s%zu %s", j ? ", " : ": ", counts[j], whys[j]);
+}
+
+
 void session__print_summary(struct track_session *s)
 {
 	unsigned int unprobed = bpf_track__probe_failures(s->bpf);
 	char size[32], stacks[64] = "", running[64] = "", blind[64] = "", path[PATH_MAX];
+	char backends[256];
 	uint64_t episodes;
 
 	print_unwind_stats(s);
@@ -98,10 +129,11 @@ void session__print_summary(struct track_session *s)
 			 s->untraceable, s->untraceable == 1 ? "" : "ES");
 	episodes = s->events.episodes + s->stacks.episodes + s->waits.episodes +
 		   atomic_load(&s->watch.episodes);
-	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%zu preload)%s, '%s' (%s), "
+	describe_backends(&s->procs, backends, sizeof(backends));
+	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%s)%s, '%s' (%s), "
 		"%lu drops, %lu pressure episode%s%s%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, s->procs.count == 1 ? "" : "es",
-		preload_processes(&s->procs), stacks,
+		backends, stacks,
 		path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
 		s->event_drops + s->stack_drops + s->event_lost,
 		episodes, episodes == 1 ? "" : "s",

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What an allocator function calls, from its bytes: each call and jump
+ * form found whatever precedes it, and its target computed from where the
+ * instruction ends; a target not listed, or of the wrong kind, is no hit.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "check.h"
+#include "util/probe/alloc-code.h"
+
+#define BASE	0x401000ULL
+
+/* hits of code (at BASE) against targets, as a string of 0 and 1 */
+static const char *hits(const uint8_t *code, size_t len, const struct alloc_target *t,
+			unsigned int nt)
+{
+	static char out[16];
+	bool hit[8] = { 0 };
+	unsigned int i;
+
+	alloc_code__calls(code, BASE, len, t, nt, hit);
+	for (i = 0; i < nt; i++)
+		out[i] = hit[i] ? '1' : '0';
+	out[nt] = 0;
+	return out;
+}
+
+/* operator new as a static libstdc++ has it: call malloc@plt */
+static void test_call_rel32(void)
+{
+	/* endbr64; push %rbx; call .+0x100 (to BASE + 5 + 5 + 0x100); pop; ret */
+	const uint8_t code[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x53, 0xe8, 0x00, 0x01, 0x00, 0x00,
+				 0x5b, 0xc3 };
+	struct alloc_target t[] = {
+		{ BASE + 10 + 0x100, 0, false, true },	/* malloc's PLT entry */
+		{ BASE + 10 + 0x100, 1, true, true },	/* a GOT slot at the same address */
+		{ BASE + 10 + 0x104, 2, false, true },	/* 4 bytes off */
+	};
+
+	CHECK_STR(hits(code, sizeof(code), t, 3), "100", "call rel32");
+}
+
+/* operator delete: a tail jump to free@plt, backwards */
+static void test_jmp_rel32_back(void)
+{
+	const uint8_t code[] = { 0xe9, 0xf0, 0xff, 0xff, 0xff };	/* jmp .-0x10 */
+	struct alloc_target t[] = { { BASE + 5 - 0x10, 0, false, true } };
+
+	CHECK_STR(hits(code, sizeof(code), t, 1), "1", "jmp rel32 backwards");
+}
+
+/* -fno-plt: call *disp32(%rip) and jmp *disp32(%rip) reach GOT slots, not code */
+static void test_got_slot(void)
+{
+	const uint8_t code[] = { 0xff, 0x15, 0x10, 0x00, 0x00, 0x00,	/* call *0x10(%rip) */
+				 0xff, 0x25, 0x20, 0x00, 0x00, 0x00 };	/* jmp *0x20(%rip) */
+	struct alloc_target t[] = {
+		{ BASE + 6 + 0x10, 0, true, true },
+		{ BASE + 12 + 0x20, 1, true, true },
+		{ BASE + 6 + 0x10, 2, false, true },	/* code there: not what is called */
+	};
+
+	CHECK_STR(hits(code, sizeof(code), t, 3), "110", "calls through GOT slots");
+}
+
+/* a conditional tail call, and a short jump to a neighbour */
+static void test_jcc_and_short(void)
+{
+	const uint8_t code[] = { 0x0f, 0x85, 0x00, 0x02, 0x00, 0x00,	/* jne .+0x200 */
+				 0xeb, 0x10 };				/* jmp .+0x10 */
+	struct alloc_target t[] = {
+		{ BASE + 6 + 0x200, 0, false, false },
+		{ BASE + 8 + 0x10, 1, false, false },
+	};
+
+	CHECK_STR(hits(code, sizeof(code), t, 2), "11", "jcc rel32, jmp rel8");
+}
+
+/* a call cut by the end of the function is no call of the function's */
+static void test_cut_at_end(void)
+{
+	const uint8_t code[] = { 0x90, 0xe8, 0x00, 0x01, 0x00 };	/* call, one byte short */
+	struct alloc_target t[] = { { BASE + 6 + 0x100, 0, false, true } };
+
+	CHECK_STR(hits(code, sizeof(code), t, 1), "0", "a call past the end");
+}
+
+/* a bump allocator calls nothing listed */
+static void test_own_allocator(void)
+{
+	/* mov used(%rip),%rax; add %rdi,...; ret: no call */
+	const uint8_t code[] = { 0x48, 0x8b, 0x05, 0x00, 0x10, 0x00, 0x00, 0x48, 0x01, 0x3d,
+				 0xf9, 0x0f, 0x00, 0x00, 0xc3 };
+	struct alloc_target t[] = { { BASE + 0x2000, 0, false, true } };
+
+	CHECK_STR(hits(code, sizeof(code), t, 1), "0", "no call");
+}
+
+/* the returns of a function, as the probes in place of a return probe need them */
+static void test_returns(void)
+{
+	/* push %rbx; test %rdi,%rdi; je 1f; call .+0x100; pop %rbx; ret; 1: xor %eax,%eax; pop %rbx; ret */
+	const uint8_t two[] = { 0x53, 0x48, 0x85, 0xff, 0x74, 0x07, 0xe8, 0x00, 0x01, 0x00, 0x00,
+				0x5b, 0xc3, 0x31, 0xc0, 0x5b, 0xc3 };
+	/* push %rbx; pop %rbx; jmp .+0x100: a tail call */
+	const uint8_t tail[] = { 0x53, 0x5b, 0xe9, 0x00, 0x01, 0x00, 0x00 };
+	/* jmp *%rax: a jump table */
+	const uint8_t table[] = { 0xff, 0xe0, 0xc3 };
+	/* a ret cut in two by the end of the function: it does not decode to its end */
+	const uint8_t cut[] = { 0xc3, 0xc2, 0x08 };
+	uint64_t rets[4];
+
+	CHECK(alloc_code__returns(two, BASE, sizeof(two), rets, 4) == 2);
+	CHECK_U64(rets[0], BASE + 12, "the first ret");
+	CHECK_U64(rets[1], BASE + 16, "the second ret");
+	CHECK(alloc_code__returns(tail, BASE, sizeof(tail), rets, 4) == -1, "a tail call");
+	CHECK(alloc_code__returns(table, BASE, sizeof(table), rets, 4) == -1, "a jump table");
+	CHECK(alloc_code__returns(cut, BASE, sizeof(cut), rets, 4) == -1, "cut");
+	CHECK(alloc_code__returns(two, BASE, sizeof(two), rets, 1) == -1, "more rets than room");
+}
+
+int main(void)
+{
+	test_call_rel32();
+	test_jmp_rel32_back();
+	test_got_slot();
+	test_jcc_and_short();
+	test_cut_at_end();
+	test_own_allocator();
+	test_returns();
+	return test_done("alloc-code");
+}

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <capstone/capstone.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/probe/alloc-code.h"
+#include "util/symbol/elf-syms.h"
+#include "util/util.h"
+
+#define MAX_TARGETS	512
+
+struct targets {
+	struct alloc_target t[MAX_TARGETS];
+	unsigned int n;
+};
+
+static void targets__add(struct targets *ts, uint64_t addr, int sym, bool slot, bool dynamic)
+{
+	if (ts->n < MAX_TARGETS)
+		ts->t[ts->n++] = (struct alloc_target){ addr, sym, slot, dynamic };
+}
+
+static int32_t rel32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void mark(uint64_t addr, bool slot, const struct alloc_target *t, unsigned int nt,
+		 bool *hit)
+{
+	unsigned int i;
+
+	for (i = 0; i < nt; i++)
+		if (t[i].addr == addr && t[i].slot == slot)
+			hit[i] = true;
+}
+
+void alloc_code__calls(const uint8_t *code, uint64_t vaddr, uint64_t len,
+		       const struct alloc_target *t, unsigned int nt, bool *hit)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++) {
+		const uint8_t *p = code + i;
+		uint64_t left = len - i, next;
+
+		/* call rel32, jmp rel32 */
+		if ((p[0] == 0xe8 || p[0] == 0xe9) && left >= 5) {
+			next = vaddr + i + 5;
+			mark(next + rel32(p + 1), false, t, nt, hit);
+		}
+		/* jcc rel32 */
+		if (p[0] == 0x0f && (p[1] & 0xf0) == 0x80 && left >= 6) {
+			next = vaddr + i + 6;
+			mark(next + rel32(p + 2), false, t, nt, hit);
+		}
+		/* jmp rel8, jcc rel8: a tail call to a neighbour */
+		if ((p[0] == 0xeb || (p[0] & 0xf0) == 0x70) && left >= 2) {
+			next = vaddr + i + 2;
+			mark(next + (int8_t)p[1], false, t, nt, hit);
+		}
+		/* call *disp32(%rip), jmp *disp32(%rip): through a GOT slot (-fno-plt) */
+		if (p[0] == 0xff && (p[1] == 0x15 || p[1] == 0x25) && left >= 6) {
+			next = vaddr + i + 6;
+			mark(next + rel32(p + 2), true, t, nt, hit);
+		}
+	}
+}
+
+/* the bytes of an executable section at vaddr, and how many follow there */
+static const uint8_t *code_at(Elf *elf, uint64_t vaddr, uint64_t *len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || vaddr < sh.sh_addr ||
+		    vaddr >= sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < vaddr - sh.sh_addr)
+			return NULL;
+		*len = d->d_size - (vaddr - sh.sh_addr);
+		return (const uint8_t *)d->d_buf + (vaddr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+static uint64_t file_offset(Elf *elf, const GElf_Sym *sym)
+{
+	Elf_Scn *scn = elf_getscn(elf, sym->st_shndx);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return 0;
+	return sym->st_value - sh.sh_addr + sh.sh_offset;
+}
+
+/* the defined allocator functions of a symbol table; the undefined ones of .dynsym */
+static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct alloc_code *ac)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count, i;
+	int found = 0;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	count = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < count; i++) {
+		struct alloc_fn *fn;
+		const char *name;
+		GElf_Sym sym;
+		int k;
+
+		if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name || (k = alloc_symbol__find(name)) < 0)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF) {
+			if (sh->sh_type == SHT_DYNSYM)
+				alloc_set__add(&ac->imports, k);
+			continue;
+		}
+		fn = &ac->fns[k];
+		if (fn->offset || !sym.st_value)
+			continue;
+		fn->offset = file_offset(elf, &sym);
+		fn->vaddr = sym.st_value;
+		fn->size = sym.st_size;
+		if (fn->offset) {
+			alloc_set__add(&ac->defined, k);
+			found++;
+		}
+	}
+	return found;
+}
+
+/* the name of a relocation's symbol in the dynamic symbol table */
+static int reloc_symbol(Elf *elf, Elf_Data *dynsym, size_t strtab, uint64_t info)
+{
+	const char *name;
+	GElf_Sym sym;
+
+	if (!dynsym || !gelf_getsym(dynsym, GELF_R_SYM(info), &sym))
+		return -1;
+	name = elf_strptr(elf, strtab, sym.st_name);
+	return name && *name ? alloc_symbol__find(name) : -1;
+}
+
+/* GOT slots of allocator names, bound by the dynamic linker */
+static void find_slots(Elf *elf, struct targets *ts)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	Elf_Data *dynsym = NULL;
+	size_t strtab = 0;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			dyn = scn;
+	if (!dyn || !gelf_getshdr(dyn, &sh))
+		return;
+	dynsym = elf_getdata(dyn, NULL);
+	strtab = sh.sh_link;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; d && i < n; i++) {
+			GElf_Rela r;
+			int k;
+
+			if (!gelf_getrela(d, i, &r) ||
+			    (GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT &&
+			     GELF_R_TYPE(r.r_info) != R_X86_64_GLOB_DAT))
+				continue;
+			k = reloc_symbol(elf, dynsym, strtab, r.r_info);
+			if (k >= 0)
+				targets__add(ts, r.r_offset, k, true, true);
+		}
+	}
+}
+
+/*
+ * The PLT entries that jump through those slots: an entry starts at its
+ * jmp *disp32(%rip), or at the endbr64 and bnd prefix before it (.plt,
+ * .plt.sec, .plt.got; 16- or 8-byte entries).
+ */
+static uint64_t plt_entry_start(const uint8_t *code, uint64_t i)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	if (i >= 1 && code[i - 1] == 0xf2)
+		i--;
+	if (i >= sizeof(endbr64) && !memcmp(code + i - sizeof(endbr64), endbr64, sizeof(endbr64)))
+		i -= sizeof(endbr64);
+	return i;
+}
+
+static void find_plt_entries(Elf *elf, struct targets *ts, unsigned int nslots)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		const uint8_t *code;
+		Elf_Data *d;
+		uint64_t i;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".plt", 4))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		code = d->d_buf;
+		for (i = 0; i + 6 <= d->d_size; i++) {
+			uint64_t slot;
+			unsigned int j;
+
+			if (code[i] != 0xff || code[i + 1] != 0x25)
+				continue;
+			slot = sh.sh_addr + i + 6 + rel32(code + i + 2);
+			for (j = 0; j < nslots; j++)
+				if (ts->t[j].addr == slot)
+					targets__add(ts, sh.sh_addr + plt_entry_start(code, i),
+						     ts->t[j].sym, false, true);
+		}
+	}
+}
+
+/*
+ * Which functions reach the C family, and which any allocator function:
+ * each function's calls, then the wrapping passed on along the direct
+ * calls between them until nothing changes.
+ */
+static void classify(Elf *elf, struct alloc_code *ac, struct targets *ts)
+{
+	bool hit[MAX_TARGETS];
+	uint64_t edges[128][2];	/* bitmaps of the functions each one calls directly */
+	bool changed = true;
+	unsigned int i, j;
+
+	memset(edges, 0, sizeof(edges));
+	for (i = 0; i < nr_alloc_symbols; i++) {
+		struct alloc_fn *fn = &ac->fns[i];
+		const uint8_t *code;
+		uint64_t len;
+
+		if (!fn->offset || !fn->size || !(code = code_at(elf, fn->vaddr, &len)))
+			continue;
+		memset(hit, 0, ts->n * sizeof(*hit));
+		alloc_code__calls(code, fn->vaddr, len < fn->size ? len : fn->size, ts->t, ts->n,
+				  hit);
+		for (j = 0; j < ts->n; j++) {
+			const struct alloc_target *t = &ts->t[j];
+
+			if (!hit[j] || (!t->dynamic && (unsigned int)t->sym == i))
+				continue;
+			fn->flags |= ALLOC_FN_WRAPS_PROBED;
+			if (!t->dynamic)
+				edges[i][t->sym / 64] |= 1ULL << (t->sym % 64);
+			else if (alloc_symbols[t->sym].flags & ALLOC_SYM_INTERPOSED)
+				fn->flags |= ALLOC_FN_WRAPS_LIBC;
+		}
+	}
+	while (changed) {
+		changed = false;
+		for (i = 0; i < nr_alloc_symbols; i++) {
+			if (ac->fns[i].flags & ALLOC_FN_WRAPS_LIBC)
+				continue;
+			for (j = 0; j < nr_alloc_symbols; j++) {
+				if (!((edges[i][j / 64] >> (j % 64)) & 1) ||
+				    !(ac->fns[j].flags & ALLOC_FN_WRAPS_LIBC))
+					continue;
+				ac->fns[i].flags |= ALLOC_FN_WRAPS_LIBC;
+				changed = true;
+				break;
+			}
+		}
+	}
+}
+
+/* a name the shim does not interpose, for a function that has one it does */
+static void find_aliases(struct alloc_code *ac)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < nr_alloc_symbols; i++) {
+		if (!ac->fns[i].offset || (alloc_symbols[i].flags & ALLOC_SYM_INTERPOSED))
+			continue;
+		for (j = 0; j < nr_alloc_symbols; j++)
+			if ((alloc_symbols[j].flags & ALLOC_SYM_INTERPOSED) &&
+			    ac->fns[j].offset == ac->fns[i].offset)
+				ac->fns[i].flags |= ALLOC_FN_ALIAS;
+	}
+}
+
+static void read_code(Elf *elf, struct alloc_code *ac)
+{
+	struct targets *ts = calloc(1, sizeof(*ts));
+	unsigned int i;
+
+	if (!ts)
+		return;		/* nothing known to wrap: all allocate by themselves */
+	find_slots(elf, ts);
+	find_plt_entries(elf, ts, ts->n);
+	for (i = 0; i < nr_alloc_symbols; i++)
+		if (ac->fns[i].offset)
+			targets__add(ts, ac->fns[i].vaddr, i, false, false);
+	classify(elf, ac, ts);
+	free(ts);
+}
+
+int alloc_code__returns(const uint8_t *code, uint64_t vaddr, uint64_t size, uint64_t *rets,
+			int max)
+{
+	uint64_t addr = vaddr;
+	size_t left = size;
+	bool out = false;
+	cs_insn *insn;
+	int n = 0;
+	csh h;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return -1;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs_malloc(h);
+	while (insn && !out && left && cs_disasm_iter(h, &code, &left, &addr, insn)) {
+		const cs_x86 *x = &insn->detail->x86;
+
+		if (cs_insn_group(h, insn, CS_GRP_RET)) {
+			out = n == max;
+			if (!out)
+				rets[n++] = insn->address;
+		} else if (cs_insn_group(h, insn, CS_GRP_JUMP)) {
+			/* a tail call, a cold part, a jump table */
+			out = x->op_count != 1 || x->operands[0].type != X86_OP_IMM ||
+			      (uint64_t)x->operands[0].imm < vaddr ||
+			      (uint64_t)x->operands[0].imm >= vaddr + size;
+		}
+	}
+	if (out || left || !n)
+		n = -1;
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&h);
+	return n;
+}
+
+/*
+ * The return instructions of the functions that need them: a sanitizer
+ * runtime's (its malloc records the stack it was called from, return
+ * address included), and those an exception may leave that call no other
+ * allocator function (tcmalloc's operator new).
+ */
+static void find_returns(Elf *elf, struct alloc_code *ac)
+{
+	unsigned int i;
+	int j;
+
+	for (i = 0; i < nr_alloc_symbols; i++) {
+		struct alloc_fn *fn = &ac->fns[i];
+		const uint8_t *code;
+		uint64_t len;
+
+		fn->nrets = -1;
+		if (!fn->offset || !fn->size || !alloc_shape__has_return(alloc_symbols[i].shape) ||
+		    !(ac->sanitizer_runtime || ((alloc_symbols[i].flags & ALLOC_SYM_THROWS) &&
+						!(fn->flags & ALLOC_FN_WRAPS_PROBED))) ||
+		    !(code = code_at(elf, fn->vaddr, &len)) || len < fn->size)
+			continue;
+		fn->nrets = alloc_code__returns(code, fn->vaddr, fn->size, fn->rets,
+						ALLOC_FN_RETS_MAX);
+		for (j = 0; j < fn->nrets; j++)
+			fn->rets[j] = fn->rets[j] - fn->vaddr + fn->offset;
+	}
+}
+
+static bool is_sanitizer(const char *lib)
+{
+	return strstr(lib, "libasan") || strstr(lib, "libhwasan") || strstr(lib, "libtsan") ||
+	       strstr(lib, "clang_rt.");
+}
+
+/* the program headers and dynamic section: PT_INTERP, and a sanitizer in DT_NEEDED */
+static void read_image(Elf *elf, struct alloc_code *ac)
+{
+	Elf_Scn *scn = NULL;
+	size_t n, i;
+	GElf_Shdr sh;
+
+	if (!elf_getphdrnum(elf, &n))
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
+				ac->interp = true;
+		}
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && gelf_getdyn(data, i, &dyn); i++) {
+			const char *lib;
+
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME)
+				continue;
+			lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (lib && is_sanitizer(lib))
+				*(dyn.d_tag == DT_NEEDED ? &ac->sanitizer : &ac->sanitizer_runtime) = true;
+		}
+	}
+}
+
+int alloc_code__read(const char *path, struct alloc_code *ac)
+{
+	Elf_Scn *scn = NULL;
+	int fd, found = 0;
+	unsigned int i;
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	memset(ac, 0, sizeof(*ac));
+	for (i = 0; i < nr_alloc_symbols; i++)
+		ac->fns[i].nrets = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf__from_fd(fd);
+	if (!elf)
+		return -EINVAL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+			found += read_symbols(elf, scn, &sh, ac);
+	}
+	read_image(elf, ac);
+	if (found && gelf_getehdr(elf, &eh) && eh.e_machine == EM_X86_64) {
+		read_code(elf, ac);
+		find_returns(elf, ac);
+		ac->code_read = true;
+	}
+	find_aliases(ac);
+	elf_end(elf);
+	return found;
+}
