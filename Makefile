@@ -72,7 +72,7 @@ WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/lib
 	$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
-	tests/workloads/cxx_inline \
+	tests/workloads/cxx_inline tests/workloads/cxx_bad_alloc \
 	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
 	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
 	tests/workloads/stack_alloc_nofp \
@@ -180,6 +180,9 @@ tests/workloads/%: tests/workloads/%.c
 tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+tests/workloads/cxx_bad_alloc: tests/workloads/cxx_bad_alloc.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -o $@ $<
 # cxx_inline: a call chain through a template and a forced inline, as C++ is shipped
 tests/workloads/cxx_inline: tests/workloads/cxx_inline.cc
 	$(call msg,CXX,$@)
