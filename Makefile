@@ -13,8 +13,8 @@
 #                       compiled in
 #   DESTDIR=<dir>       install under <dir> as if it were / (for packages)
 #
-# Targets: all (default), test, demo, deps, bench, doc, install, uninstall,
-#          check, clean, help
+# Targets: all (default), test, compat, demo, deps, bench, doc, install,
+#          uninstall, check, clean, help
 
 MAKEFLAGS += -r
 
@@ -80,7 +80,7 @@ WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test demo deps bench doc check clean help workloads unit install uninstall FORCE
+.PHONY: all test compat demo deps bench doc check clean help workloads unit install uninstall FORCE
 
 # with O=<dir>, the binary goes there too; the preload shim lies next to it
 MEMTRACK := $(if $(O),$(OUTPUT)/memtrack,memtrack)
@@ -234,6 +234,12 @@ test: deps
 	$(Q)$(MAKE) all unit
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
 
+# compat: every case of the compat corpus (tests/compat), bare and under
+# memtrack in each mode, as a table; COMPAT=<pattern> for some of them
+compat: deps
+	$(Q)$(MAKE) all
+	$(Q)MEMTRACK=$(abspath $(MEMTRACK)) tests/compat/run.sh $(COMPAT)
+
 demo: deps
 	$(Q)$(MAKE) all
 	$(Q)tests/demo.sh
@@ -315,7 +321,8 @@ uninstall:
 		$(DESTDIR)$(datadir)/memtrack/schema $(DESTDIR)$(datadir)/memtrack 2>/dev/null || true
 
 check:
-	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh scripts/*.sh bench/*.sh .ci/run
+	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh tests/compat/*.sh \
+		scripts/*.sh bench/*.sh .ci/run
 
 clean:
 	$(call msg,CLEAN,)
