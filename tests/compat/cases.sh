@@ -32,8 +32,8 @@
 #   pty=FILE        the run is in a pseudo-terminal (pty_run.py) typing FILE
 #   repeat=N        each memtrack mode N times (3 at most with --fast); one
 #                   run that differs fails the mode
-#   timeout=N       seconds a run may take (default 120, 60 with --fast; times
-#                   TIMEOUT_SCALE)
+#   timeout=N       seconds a run may take (default 120; 30 at most with --fast;
+#                   times TIMEOUT_SCALE)
 #   xfail=ISSUE[:MODES]  fails today in MODES (dwarf,fp,no,bpf; default all)
 #                   because of a harm that issue ISSUE fixes: reported as
 #                   "xfail ISSUE", and as "fixed, remove the mark" once it passes
@@ -271,7 +271,7 @@ compat_case gcc stderr xfail=27:fp -- sh -c "gcc -O2 -Wall -o wf $WORKLOADS/word
 compat_case gcc-driver bpf stderr vg xfail=27:fp -- gcc -O2 -c -o wf.o "$WORKLOADS/wordfreq.c"
 compat_case g++ stderr timeout=600 xfail=27:fp -- sh -c "g++ -O1 -std=c++17 -o cx $COMPAT/cxx_demo.cc && ./cx"
 compat_case clang stderr needs=clang xfail=27:fp -- sh -c "clang -O2 -o wf $WORKLOADS/wordfreq.c && ./wf $D/words.txt 5"
-compat_case as fast stderr vg fixture=objects xfail=27:fp -- as --64 -o wf.o "$D/wordfreq.s"
+compat_case as stderr vg fixture=objects xfail=27:fp -- as --64 -o wf.o "$D/wordfreq.s"
 compat_case as-version fast stderr xfail=27:fp -- as --version
 compat_case ld-r stderr fixture=objects xfail=27:fp -- ld -r -o r.o "$D/wordfreq.o"
 compat_case ld-version stderr xfail=27:fp -- ld --version
@@ -290,7 +290,7 @@ compat_case python3-subprocess stderr -- /usr/bin/python3 -c "$PY_SUBPROCESS"
 compat_case python3-multiprocessing bpf stderr -- /usr/bin/python3 -c "$PY_MULTIPROCESSING"
 compat_case python3-threads stderr -- /usr/bin/python3 -c "$PY_THREADS"
 compat_case python3-import-mp stderr -- /usr/bin/python3 -c 'import multiprocessing'
-compat_case python3-pymalloc-off fast stderr xfail=27:fp -- env PYTHONMALLOC=malloc /usr/bin/python3 -c pass
+compat_case python3-pymalloc-off stderr xfail=27:fp -- env PYTHONMALLOC=malloc /usr/bin/python3 -c pass
 compat_case python3-pipe-fds fast bpf stderr xfail=27:dwarf,fp,no -- /usr/bin/python3 -c 'import os; print(os.pipe())'
 compat_case python3.9-mp stderr fixture=pythons needs="$B/python3.9" -- "$B/python3.9" -c "import multiprocessing, json; print(json.dumps({'v': 39}))"
 compat_case python3.10-mp stderr fixture=pythons needs="$B/python3.10" -- "$B/python3.10" -c "import multiprocessing, json; print(json.dumps({'v': 310}))"
@@ -313,9 +313,9 @@ compat_case env-i fast stderr -- env -i /usr/bin/sort "$D/words.txt"
 compat_case sudo-nobody stderr -- sudo -u nobody /usr/bin/id -un
 compat_case setuid stderr fixture=setuid -- setpriv --reuid=nobody --regid=nogroup --clear-groups "$B/wordfreq_setuid" "$D/words.txt" 5
 compat_case setuid-passwd stderr -- setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/passwd -S
-compat_case static fast bpf stderr fixture=static sized=Malloc:4242:8000 -- "$B/threads_static"
+compat_case static bpf stderr fixture=static sized=Malloc:4242:8000 -- "$B/threads_static"
 compat_case static-wordfreq stderr fixture=static -- "$B/wordfreq_static" "$D/words.txt" 5
-compat_case chroot fast stderr fixture=chroot xfail=27 -- chroot "$D/chroot" /wordfreq /words.txt 3
+compat_case chroot stderr fixture=chroot xfail=27 -- chroot "$D/chroot" /wordfreq /words.txt 3
 compat_case asan fast bpf stderr fixture=asan xfail=27:dwarf,fp,no -- "$B/wordfreq_asan" "$D/words.txt" 5
 compat_case asan-report bpf fixture=asan xfail=27:dwarf,fp,no stderr='grep -o "SUMMARY: AddressSanitizer: [a-z-]*"' -- "$B/wordfreq_asan" --overflow
 
@@ -327,7 +327,7 @@ compat_case stop-child bpf stderr -- "$WORKLOADS/stop_child" 10 2000
 
 # --- C++ exceptions through operator new
 compat_case cxx-bad-alloc fast bpf stderr sized=Malloc:64:1 xfail=27:bpf -- "$WORKLOADS/cxx_bad_alloc"
-compat_case env-i-cxx-bad-alloc fast stderr xfail=27 -- env -i "$WORKLOADS/cxx_bad_alloc"
+compat_case env-i-cxx-bad-alloc stderr xfail=27 -- env -i "$WORKLOADS/cxx_bad_alloc"
 
 # --- our workloads: exact counts
 compat_case hostile-rbp fast bpf stderr vg xfail=27:fp -- "$WORKLOADS/hostile_rbp"

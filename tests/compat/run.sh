@@ -19,15 +19,15 @@
 # failure.  A case whose tool is missing is skipped with a message.  Exit 0
 # when no case failed, 1 otherwise, 2 when memtrack cannot track here at all.
 #
-#   --fast      only the cases marked fast, repeated at most 3 times, 60 s a
-#               run (tests/shell/compat_fast.sh, in make test)
+#   --fast      only the cases marked fast, repeated at most 3 times, 30 s a
+#               run at most (tests/shell/compat_fast.sh, in make test)
 #   --keep      keep the work directory (outputs, artifacts, logs) and say where
 #   --list      list the cases and their flags, run nothing
 #   --cases <file>  the cases of <file>, not tests/compat/cases.sh
 #   <pattern>   only the cases whose name contains one of the patterns
 #
 # TIMEOUT_SCALE multiplies every time limit (120 s a run by default, or the
-# case's timeout=N).  MEMTRACK is the binary (default ./memtrack).
+# case's timeout=N; with --fast, 30 s at most: its commands take a second).  MEMTRACK is the binary (default ./memtrack).
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 MEMTRACK=${MEMTRACK:-$TOP/memtrack}
@@ -41,7 +41,7 @@ PATTERNS=()
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--fast) FAST=1 RUN_TIMEOUT=60 ;;
+	--fast) FAST=1 RUN_TIMEOUT=30 ;;
 	--keep) KEEP=1 ;;
 	--list) LIST=1 ;;
 	--cases)
@@ -247,7 +247,9 @@ run_one() {
 
 	base=$res/$mode.$rep
 	eval "argv=(${CASE_ARGV[$name]})"
-	limit=$(( ${F[timeout]:-$RUN_TIMEOUT} * TIMEOUT_SCALE ))
+	limit=${F[timeout]:-$RUN_TIMEOUT}
+	[ "$FAST" = 0 ] || [ "$limit" -le "$RUN_TIMEOUT" ] || limit=$RUN_TIMEOUT
+	limit=$((limit * TIMEOUT_SCALE))
 	runs=$((runs + 1))
 	token=$TOKEN-$runs
 
@@ -298,7 +300,7 @@ run_one() {
 		else
 			[ $SECONDS -ge $guard_deadline ] && break
 		fi
-		sleep 0.2
+		sleep 0.05
 	done
 	if [ -n "$pids" ]; then
 		for p in $pids; do
