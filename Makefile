@@ -13,8 +13,8 @@
 #                       compiled in
 #   DESTDIR=<dir>       install under <dir> as if it were / (for packages)
 #
-# Targets: all (default), test, demo, deps, bench, doc, install, uninstall,
-#          check, clean, help
+# Targets: all (default), test, compat, demo, deps, bench, doc, install,
+#          uninstall, check, clean, help
 
 MAKEFLAGS += -r
 
@@ -83,7 +83,7 @@ WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test demo deps bench doc check clean help workloads unit install uninstall FORCE
+.PHONY: all test compat demo deps bench doc check clean help workloads unit install uninstall FORCE
 
 # with O=<dir>, the binary goes there too; the preload shim lies next to it
 MEMTRACK := $(if $(O),$(OUTPUT)/memtrack,memtrack)
@@ -188,6 +188,9 @@ tests/workloads/%: tests/workloads/%.c
 tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
+tests/workloads/cxx_bad_alloc: tests/workloads/cxx_bad_alloc.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -o $@ $<
 # cxx_inline: a call chain through a template and a forced inline, as C++ is shipped
 tests/workloads/cxx_inline: tests/workloads/cxx_inline.cc
 	$(call msg,CXX,$@)
@@ -257,6 +260,12 @@ $(OUTPUT)/tests/unit/test-shim-unwind.o: CFLAGS += -fno-omit-frame-pointer
 test: deps
 	$(Q)$(MAKE) all unit
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
+
+# compat: every case of the compat corpus (tests/compat), bare and under
+# memtrack in each mode, as a table; COMPAT=<pattern> for some of them
+compat: deps
+	$(Q)$(MAKE) all
+	$(Q)MEMTRACK=$(abspath $(MEMTRACK)) tests/compat/run.sh $(COMPAT)
 
 demo: deps
 	$(Q)$(MAKE) all
@@ -339,7 +348,8 @@ uninstall:
 		$(DESTDIR)$(datadir)/memtrack/schema $(DESTDIR)$(datadir)/memtrack 2>/dev/null || true
 
 check:
-	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh scripts/*.sh bench/*.sh .ci/run
+	$(Q)shellcheck -S warning tests/*.sh tests/shell/*.sh tests/shell/lib/*.sh tests/compat/*.sh \
+		scripts/*.sh bench/*.sh .ci/run
 
 clean:
 	$(call msg,CLEAN,)

@@ -12,6 +12,12 @@ asciidoc-base xmlto man-db python3-jsonschema"
 # report --pprof (protobuf-c) and the decoder of its test; the browser of report --html's
 PACKAGES="$PACKAGES libprotobuf-c-dev protobuf-c-compiler protobuf-compiler python3-protobuf
 chromium fonts-dejavu-core"
+# the compat corpus (tests/compat): what it runs under memtrack (node, java:
+# Debian's unless some are there already; clang is above)
+PACKAGES="$PACKAGES valgrind gdb strace fakeroot sqlite3 openssl openssh-client git xz-utils
+perl python3 libasan8"
+command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 ||
+	PACKAGES="$PACKAGES default-jdk-headless"
 # node and npm run the browser test (tests/html); Debian's unless some are there already
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || PACKAGES="$PACKAGES nodejs npm"
 HTML_TESTS=$(cd "$(dirname "$0")/../tests/html" && pwd)
