@@ -188,9 +188,6 @@ tests/workloads/%: tests/workloads/%.c
 tests/workloads/cxx_new_delete: tests/workloads/cxx_new_delete.cc
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -fno-builtin -o $@ $<
-tests/workloads/cxx_bad_alloc: tests/workloads/cxx_bad_alloc.cc
-	$(call msg,CXX,$@)
-	$(Q)$(CXX) $(WL_CFLAGS) -std=c++17 -o $@ $<
 # cxx_inline: a call chain through a template and a forced inline, as C++ is shipped
 tests/workloads/cxx_inline: tests/workloads/cxx_inline.cc
 	$(call msg,CXX,$@)
