@@ -95,7 +95,7 @@ static void use_bpf(struct track_session *s, pid_t pid, const char *tag, const c
 	if (s->backend == BACKEND_PRELOAD) {
 		error("pid %d (%s) cannot take the preload shim: %s", pid, comm_of(s, pid), why);
 		s->refused++;
-	} else if (verbose >= 1 || warned_before(s, exe, tag)) {
+	} else if (s->opts->quiet || verbose >= 1 || warned_before(s, exe, tag)) {
 		pr_debug("pid %d (%s): traced by BPF: %s\n", pid, comm_of(s, pid), why);
 	} else {
 		warning("%s (pid %d) is traced by BPF, slower than the preload shim: %s", exe, pid,
