@@ -194,6 +194,48 @@ static int walk_map__at(struct walk_map *w, uint64_t off)
 	return 0;
 }
 
+/*
+ * Calls fn for each whole frame of the file, from the first, with its
+ * bytes mapped: a walk that reads the headers of frames and blocks, not
+ * their data.  fn returns 0 to go on, anything else to stop the walk with
+ * it.  Returns that, 0 after the last whole frame, -ENOMSG when the file
+ * is cut or corrupt before its end, or -errno.
+ */
+typedef int frame_fn(const unsigned char *frame, size_t len, uint64_t off, void *arg);
+
+static int walk_frames(int fd, uint64_t size, frame_fn *fn, void *arg)
+{
+	struct walk_map w = { .fd = fd, .size = size, .window = WALK_WINDOW };
+	uint64_t off = 0;
+	size_t n;
+	int err;
+
+	if (!size || size > SIZE_MAX)
+		return -ENOMSG;
+	err = walk_map__at(&w, 0);
+	while (!err && off < size) {
+		n = ZSTD_findFrameCompressedSize(w.p + (off - w.base), w.base + w.len - off);
+		if (!ZSTD_isError(n) && n) {
+			err = fn(w.p + (off - w.base), n, off, arg);
+			off += n;
+			if (!err && off < size && off >= w.base + w.len)
+				err = walk_map__at(&w, off);
+			continue;
+		}
+		if (w.base + w.len == size) {
+			err = -ENOMSG;
+			break;
+		}
+		/* the frame goes past the window: map from its start, wider if it started there */
+		if (off - w.base < (uint64_t)sysconf(_SC_PAGESIZE))
+			w.window *= 2;
+		err = walk_map__at(&w, off);
+	}
+	if (w.p)
+		munmap((void *)w.p, w.len);
+	return err;
+}
+
 /* ---- a killed run's side records ----------------------------------------- */
 
 #define SIDE_MAX	(256u << 20)	/* decompressed side records, all together */
@@ -219,55 +261,30 @@ static int add_side_frame(struct artifact *a, const unsigned char *zf, size_t le
 	return 0;
 }
 
-static int add_side_frames(struct artifact *a, const struct walk_map *w, uint64_t off,
-			   size_t frame_len)
+/* a side frame's records to a->side; the others pass */
+static int add_side_records(const unsigned char *f, size_t frame_len, uint64_t off, void *arg)
 {
-	const unsigned char *f = w->p + (off - w->base);
 	uint32_t magic, len;
 
+	(void)off;
 	if (frame_len < 8)
 		return 0;
 	memcpy(&magic, f, sizeof(magic));
 	memcpy(&len, f + 4, sizeof(len));
 	if (le32toh(magic) != ARTIFACT_SIDE_MAGIC || le32toh(len) != frame_len - 8)
 		return 0;
-	return add_side_frame(a, f + 8, frame_len - 8);
+	/* a broken one is left out; no memory ends the walk */
+	return add_side_frame(arg, f + 8, frame_len - 8) == -ENOMEM ? -ENOMEM : 0;
 }
 
 /*
- * Every side record of the file, decompressed into a->side: a walk over
- * its frames, which reads their headers, and the side frames whole.  A
- * broken side frame is left out; the walk ends where the file is cut.
+ * Every side record of the file, decompressed into a->side.  The walk ends
+ * where the file is cut.
  */
 static void read_side_records(struct artifact *a)
 {
-	struct walk_map w = { .fd = a->fd, .size = a->size, .window = WALK_WINDOW };
-	uint64_t off = 0;
-	size_t n;
-	int err;
-
 	a->side_read = true;
-	if (!a->size || a->size > SIZE_MAX)
-		return;
-	err = walk_map__at(&w, 0);
-	while (!err && off < a->size) {
-		n = ZSTD_findFrameCompressedSize(w.p + (off - w.base), w.base + w.len - off);
-		if (!ZSTD_isError(n) && n) {
-			if (add_side_frames(a, &w, off, n) == -ENOMEM)
-				break;
-			off += n;
-			if (off < a->size && off >= w.base + w.len)
-				err = walk_map__at(&w, off);
-			continue;
-		}
-		if (w.base + w.len == a->size)
-			break;
-		if (off - w.base < (uint64_t)sysconf(_SC_PAGESIZE))
-			w.window *= 2;
-		err = walk_map__at(&w, off);
-	}
-	if (w.p)
-		munmap((void *)w.p, w.len);
+	walk_frames(a->fd, a->size, add_side_records, a);
 	a->side_cur.p = a->side;
 	a->side_cur.end = a->side + a->side_len;
 }
@@ -408,43 +425,24 @@ int artifact__open(const char *path, struct artifact **ap)
 	return 0;
 }
 
+static int note_data_frame(const unsigned char *f, size_t len, uint64_t off, void *arg)
+{
+	uint32_t magic;
+
+	(void)len;
+	memcpy(&magic, f, sizeof(magic));	/* a frame has 4 bytes or more */
+	if ((le32toh(magic) & ZSTD_MAGIC_SKIPPABLE_MASK) != ZSTD_MAGIC_SKIPPABLE_START)
+		*(int64_t *)arg = off;
+	return 0;
+}
+
 /* the offset of the last frame that is not a skippable one, or -errno */
 static int64_t last_frame(int fd, uint64_t size)
 {
-	struct walk_map w = { .fd = fd, .size = size, .window = WALK_WINDOW };
 	int64_t last = -ENOMSG;
-	uint64_t off = 0;
-	uint32_t magic;
-	size_t n;
-	int err;
+	int err = walk_frames(fd, size, note_data_frame, &last);
 
-	if (!size || size > SIZE_MAX)
-		return -ENOMSG;
-	err = walk_map__at(&w, 0);
-	while (!err && off < size) {
-		/* the frame's header and its blocks' headers are read, not its data */
-		n = ZSTD_findFrameCompressedSize(w.p + (off - w.base), w.base + w.len - off);
-		if (!ZSTD_isError(n) && n) {
-			memcpy(&magic, w.p + (off - w.base), sizeof(magic));	/* a frame has 4 or more */
-			if ((le32toh(magic) & ZSTD_MAGIC_SKIPPABLE_MASK) != ZSTD_MAGIC_SKIPPABLE_START)
-				last = off;
-			off += n;
-			if (off < size && off >= w.base + w.len)
-				err = walk_map__at(&w, off);
-			continue;
-		}
-		/* cut or corrupt where the file ends: no trailer to read first */
-		if (w.base + w.len == size) {
-			last = -ENOMSG;
-			break;
-		}
-		/* the frame goes past the window: map from its start, wider if it started there */
-		if (off - w.base < (uint64_t)sysconf(_SC_PAGESIZE))
-			w.window *= 2;
-		err = walk_map__at(&w, off);
-	}
-	if (w.p)
-		munmap((void *)w.p, w.len);
+	/* cut or corrupt where the file ends: no trailer to read first */
 	return err ? err : last;
 }
 
