@@ -197,19 +197,36 @@ static inline void free_ptr(enum next_fn f, void *p)
 	NESTED_VOID(t, ((free_fn *)next_fn(f))(p));
 }
 
-EXPORT void *malloc(size_t size)
+/*
+ * The C functions the shim interposes have names of their own here and the
+ * C library's in the symbol table (asm labels): whoever reads the tree for
+ * realloc (util/util.c calls it) finds the C library's, not the shim's.
+ */
+EXPORT void *shim_malloc(size_t size) __asm__("malloc");
+EXPORT void shim_free(void *p) __asm__("free");
+EXPORT void *shim_calloc(size_t n, size_t size) __asm__("calloc");
+EXPORT void *shim_realloc(void *old, size_t size) __asm__("realloc");
+EXPORT void *shim_reallocarray(void *old, size_t n, size_t size) __asm__("reallocarray");
+EXPORT void *shim_aligned_alloc(size_t align, size_t size) __asm__("aligned_alloc");
+EXPORT void *shim_memalign(size_t align, size_t size) __asm__("memalign");
+EXPORT void *shim_valloc(size_t size) __asm__("valloc");
+EXPORT void *shim_pvalloc(size_t size) __asm__("pvalloc");
+EXPORT int shim_posix_memalign(void **out, size_t align, size_t size) __asm__("posix_memalign");
+EXPORT int shim_dlclose(void *handle) __asm__("dlclose");
+
+EXPORT void *shim_malloc(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return alloc_size(F_MALLOC, MT_MALLOC, size, &c);
 }
 
-EXPORT void free(void *p)
+EXPORT void shim_free(void *p)
 {
 	free_ptr(F_FREE, p);
 }
 
-EXPORT void *calloc(size_t n, size_t size)
+EXPORT void *shim_calloc(size_t n, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -226,7 +243,7 @@ EXPORT void *calloc(size_t n, size_t size)
 typedef void *realloc_fn(void *, size_t);
 typedef void *reallocarray_fn(void *, size_t, size_t);
 
-EXPORT void *realloc(void *old, size_t size)
+EXPORT void *shim_realloc(void *old, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -241,7 +258,7 @@ EXPORT void *realloc(void *old, size_t size)
 	return p;
 }
 
-EXPORT void *reallocarray(void *old, size_t n, size_t size)
+EXPORT void *shim_reallocarray(void *old, size_t n, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -256,21 +273,21 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 	return p;
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t size)
+EXPORT void *shim_aligned_alloc(size_t align, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return alloc_aligned(F_ALIGNED_ALLOC, align, size, size, &c);
 }
 
-EXPORT void *memalign(size_t align, size_t size)
+EXPORT void *shim_memalign(size_t align, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return alloc_aligned(F_MEMALIGN, align, size, size, &c);
 }
 
-EXPORT void *valloc(size_t size)
+EXPORT void *shim_valloc(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -284,7 +301,7 @@ EXPORT void *valloc(size_t size)
 	return p;
 }
 
-EXPORT void *pvalloc(size_t size)
+EXPORT void *shim_pvalloc(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -300,7 +317,7 @@ EXPORT void *pvalloc(size_t size)
 
 typedef int posix_memalign_fn(void **, size_t, size_t);
 
-EXPORT int posix_memalign(void **out, size_t align, size_t size)
+EXPORT int shim_posix_memalign(void **out, size_t align, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -533,7 +550,7 @@ typedef int dlclose_fn(void *);
  * An unloaded library's code and unwind tables are gone: no unwinder may
  * be reading them when they go, and it forgets them after.
  */
-EXPORT int dlclose(void *handle)
+EXPORT int shim_dlclose(void *handle)
 {
 	int ret;
 
