@@ -39,8 +39,9 @@ c_project() {
 		cp util/quote.c "$dir/f$i.c"
 		sed -i "s/\\bquote_/q${i}_/g" "$dir/f$i.c"
 	done
-	cp util/quote.h "$dir/"
-	sed -i 's/\bquote_/q1_/g' "$dir/quote.h"
+	mkdir -p "$dir/util"
+	cp util/quote.h "$dir/util/"
+	sed -i 's/\bquote_/q1_/g' "$dir/util/quote.h"
 	printf 'OBJS := %s\nall: $(OBJS)\n%%.o: %%.c\n\t$(CC) -O2 -I. -w -c -o $@ $<\n' \
 		"$(seq -f 'f%g.o' 1 10 | tr '\n' ' ')" >"$dir/Makefile"
 }
@@ -62,9 +63,10 @@ median_of() {	# <label>: median wall s, "-" if a run failed
 	for f in "$work/$1".[0-9]*; do
 		case $f in *.err) continue ;; esac
 		read -r ns rc <"$f"
-		[ "$rc" = 0 ] || { echo -; return; }
+		[ "$rc" = 0 ] || { echo failed; return; }
 		echo "$ns"
-	done | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int((NR + 1) / 2)] / 1e9; else print "-" }'
+	done | sort -n | awk '/failed/ { bad = 1 } { v[NR] = $1 }
+		END { if (bad || !NR) print "-"; else printf "%.2f", v[int((NR + 1) / 2)] / 1e9 }'
 }
 
 mkdir -p "$work/cxx" "$work/out"
@@ -78,9 +80,9 @@ done
 
 # name|heaptrack can run it (one process)|command
 cmds=(
-	"gcc -O2 -c util/quote.c|no|gcc -O2 -c util/quote.c -o $work/out/q.o"
+	"gcc -O2 -c util/quote.c|no|gcc -O2 -I. -c util/quote.c -o $work/out/q.o"
 	"g++ -O2 -c (templates)|no|g++ -O2 -c $work/cxx/t.cc -o $work/out/t.o"
-	"clang -c util/quote.c|yes|clang -c util/quote.c -o $work/out/q.o"
+	"clang -c util/quote.c|yes|clang -I. -c util/quote.c -o $work/out/q.o"
 	"python3 -c pass|yes|/usr/bin/python3 -c pass"
 )
 [ -n "$py313" ] && cmds+=("python3.13 -c pass|yes|$py313 -c pass")
