@@ -42,7 +42,7 @@
 #define DW_RA		16
 #define MAX_EXTENTS	8		/* readable PT_LOADs kept per module */
 #define CACHE_FIRST	256		/* rules: one page */
-#define CACHE_MAX	4096
+#define CACHE_MAX	32768		/* 512 KiB: the return addresses cc1plus's stacks hold */
 #define MAX_STATE_STACK	8		/* DW_CFA_remember_state depth */
 
 struct extent {
