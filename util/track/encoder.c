@@ -57,6 +57,8 @@ struct encoder {
 	struct worker tail;		/* encodes the trailer after drain */
 	struct worker side;		/* side records, under side_lock */
 	pthread_mutex_t side_lock;
+	msgpack_sbuffer side_queue;	/* side frames waiting for a window's turn, under lock */
+	uint64_t side_queue_after;	/* the window whose writer writes them */
 
 	_Atomic uint64_t events_in, events_out, bytes_written;
 };
@@ -266,14 +268,49 @@ static void wait_for_turn(struct encoder *enc, uint64_t seq)
 	pthread_mutex_unlock(&enc->lock);
 }
 
+/* side frames queued while the turn was held, written in it */
+static void write_queued_side(struct encoder *enc, msgpack_sbuffer *q)
+{
+	int err = enc->error;
+
+	if (!err)
+		err = write_all(enc->opts.fd, q->data, q->size);
+	if (err && !enc->error)
+		enc->error = err;
+	else if (!err)
+		enc->bytes_written += q->size;
+	msgpack_sbuffer_destroy(q);
+}
+
+/*
+ * Ends the writing turn.  Side frames queued for this window are written
+ * first, still in its turn: their author (the resolver) never waits for a
+ * turn, since the windows before them may wait for stacks only it resolves.
+ */
+static void end_turn(struct encoder *enc)
+{
+	msgpack_sbuffer q;
+
+	pthread_mutex_lock(&enc->lock);
+	while (enc->side_queue.size && enc->next_write >= enc->side_queue_after) {
+		q = enc->side_queue;
+		msgpack_sbuffer_init(&enc->side_queue);
+		pthread_mutex_unlock(&enc->lock);
+		write_queued_side(enc, &q);
+		pthread_mutex_lock(&enc->lock);
+	}
+	enc->next_write++;
+	pthread_cond_broadcast(&enc->window_written);
+	pthread_mutex_unlock(&enc->lock);
+}
+
 static void release_window(struct encoder *enc, struct window *w)
 {
 	pthread_mutex_lock(&enc->lock);
-	enc->next_write++;
 	enc->free_list[enc->nfree++] = w;
-	pthread_cond_broadcast(&enc->window_written);
 	pthread_cond_signal(&enc->window_freed);
 	pthread_mutex_unlock(&enc->lock);
+	end_turn(enc);
 }
 
 static void encode_window(struct worker *wk, struct window *w, uint64_t wait_ns)
@@ -361,6 +398,7 @@ struct encoder *encoder__new(const struct encoder_opts *opts)
 	write_header(enc);
 	pthread_mutex_init(&enc->lock, NULL);
 	pthread_mutex_init(&enc->side_lock, NULL);
+	msgpack_sbuffer_init(&enc->side_queue);
 	pthread_cond_init(&enc->window_freed, NULL);
 	pthread_cond_init(&enc->window_filled, NULL);
 	pthread_cond_init(&enc->window_written, NULL);
@@ -489,13 +527,9 @@ int encoder__append_records(struct encoder *enc,
 	return worker__write(wk, worker__compress(wk));
 }
 
-/* the skippable frame around w's compressed records, written in the turn of seq */
-static int write_side_frame(struct worker *w, uint64_t seq, size_t zsize)
+/* the skippable frame's header around zsize bytes of compressed records */
+static void side_frame_header(unsigned char hdr[8], size_t zsize)
 {
-	struct encoder *enc = w->enc;
-	unsigned char hdr[8];
-	int err;
-
 	hdr[0] = ARTIFACT_SIDE_MAGIC & 0xff;
 	hdr[1] = ARTIFACT_SIDE_MAGIC >> 8 & 0xff;
 	hdr[2] = ARTIFACT_SIDE_MAGIC >> 16 & 0xff;
@@ -504,22 +538,43 @@ static int write_side_frame(struct worker *w, uint64_t seq, size_t zsize)
 	hdr[5] = zsize >> 8 & 0xff;
 	hdr[6] = zsize >> 16 & 0xff;
 	hdr[7] = zsize >> 24 & 0xff;
-	wait_for_turn(enc, seq);
+}
+
+/*
+ * The side frame in w->zbuf: written now when no window holds or awaits
+ * the writing turn, else queued for the writer of the last window handed
+ * over.
+ */
+static int put_side_frame(struct worker *w, size_t zsize)
+{
+	struct encoder *enc = w->enc;
+	unsigned char hdr[8];
+	int err = 0;
+
+	if (!zsize)
+		return -ENOMEM;
+	side_frame_header(hdr, zsize);
+	pthread_mutex_lock(&enc->lock);
+	if (enc->next_write != enc->next_seq) {
+		if (msgpack_sbuffer_write(&enc->side_queue, (const char *)hdr, sizeof(hdr)) ||
+		    msgpack_sbuffer_write(&enc->side_queue, w->zbuf, zsize))
+			err = -ENOMEM;
+		enc->side_queue_after = enc->next_seq - 1;
+		pthread_mutex_unlock(&enc->lock);
+		return err;
+	}
+	enc->next_seq++;	/* the turn is this frame's: a window handed over now waits */
+	pthread_mutex_unlock(&enc->lock);
 	err = enc->error;
-	if (!err && !zsize)
-		err = -ENOMEM;
 	if (!err)
 		err = write_all(enc->opts.fd, hdr, sizeof(hdr));
 	if (!err)
-		err = worker__write(w, zsize);
+		enc->bytes_written += sizeof(hdr);
 	else if (!enc->error)
 		enc->error = err;
 	if (!err)
-		enc->bytes_written += sizeof(hdr);
-	pthread_mutex_lock(&enc->lock);
-	enc->next_write++;
-	pthread_cond_broadcast(&enc->window_written);
-	pthread_mutex_unlock(&enc->lock);
+		err = worker__write(w, zsize);
+	end_turn(enc);
 	return err;
 }
 
@@ -528,23 +583,14 @@ int encoder__add_side(struct encoder *enc, void (*pack)(msgpack_packer *pk, void
 {
 	struct worker *w = &enc->side;
 	msgpack_packer pk;
-	uint64_t seq;
-	size_t zsize;
-	int err;
+	int err = 0;
 
 	pthread_mutex_lock(&enc->side_lock);
 	msgpack_sbuffer_clear(&w->sbuf);
 	msgpack_packer_init(&pk, &w->sbuf, msgpack_sbuffer_write);
 	pack(&pk, arg);
-	if (!w->sbuf.size) {
-		pthread_mutex_unlock(&enc->side_lock);
-		return 0;
-	}
-	zsize = worker__compress(w);
-	pthread_mutex_lock(&enc->lock);
-	seq = enc->next_seq++;
-	pthread_mutex_unlock(&enc->lock);
-	err = write_side_frame(w, seq, zsize);
+	if (w->sbuf.size)
+		err = put_side_frame(w, worker__compress(w));
 	pthread_mutex_unlock(&enc->side_lock);
 	return err;
 }
@@ -576,6 +622,7 @@ void encoder__delete(struct encoder *enc)
 	if (enc->side.cctx)
 		worker__exit(&enc->side);
 	pthread_mutex_destroy(&enc->side_lock);
+	msgpack_sbuffer_destroy(&enc->side_queue);
 	for (i = 0; enc->windows && i < enc->nwindows; i++)
 		free(enc->windows[i].ev);
 	free(enc->windows);
