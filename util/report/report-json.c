@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report --json: the summary as one JSON document (the schema is
+ * Documentation/memtrack-report.schema.json), and the pieces of it that --diff and
+ * --html write too (see report.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cJSON.h"
+#include "util/artifact/artifact.h"
+#include "util/json-schema.h"
+#include "util/quote.h"
+#include "util/report/report.h"
+#include "util/report/report-suppress.h"
+#include "util/usage.h"
+#include "util/util.h"
+
+/* ---- --json ------------------------------------------------------------ */
+
+/* a u64 exactly: cJSON's numbers are doubles */
+void json_u64(cJSON *obj, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	cJSON_AddItemToObject(obj, key, cJSON_CreateRaw(buf));
+}
+
+void json_i64(cJSON *obj, const char *key, int64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	cJSON_AddItemToObject(obj, key, cJSON_CreateRaw(buf));
+}
+
+static void json_str_or_null(cJSON *obj, const char *key, const char *s)
+{
+	if (s)
+		cJSON_AddStringToObject(obj, key, s);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
+
+static cJSON *json_counts(const uint64_t *counts)
+{
+	cJSON *o = cJSON_CreateObject();
+	unsigned int k;
+
+	for (k = MT_MALLOC; k <= MT_BRK; k++)
+		json_u64(o, artifact__kind_name(k), counts[k]);
+	return o;
+}
+
+/* the figures that the whole tree and each process share */
+static void json_heap(cJSON *o, const struct report_summary *s,
+		      const struct report_heap *h)
+{
+	cJSON_AddItemToObject(o, "counts", json_counts(h->counts));
+	json_u64(o, "allocations", h->allocs);
+	json_u64(o, "frees", h->frees);
+	json_u64(o, "bytes_allocated", h->bytes_allocated);
+	json_u64(o, "bytes_freed", h->bytes_freed);
+	json_u64(o, "peak_bytes", h->peak_bytes);
+	json_u64(o, "peak_count", h->peak_count);
+	json_u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
+	json_u64(o, "leaked_count", h->leaked_count);
+	json_u64(o, "leaked_bytes", h->leaked_bytes);
+	json_u64(o, "suppressed_count", h->suppressed_count);
+	json_u64(o, "suppressed_bytes", h->suppressed_bytes);
+	json_u64(o, "discarded_count", h->discarded_count);
+	json_u64(o, "discarded_bytes", h->discarded_bytes);
+	json_u64(o, "unknown_frees", h->unknown_frees);
+	json_u64(o, "temporary_count", h->temporary_count);
+	json_u64(o, "temporary_bytes", h->temporary_bytes);
+	json_u64(o, "failed_allocations", h->failed_allocs);
+	json_u64(o, "overwritten", h->overwritten);
+	json_u64(o, "mmap_bytes", h->mmap_bytes);
+	json_u64(o, "munmap_bytes", h->munmap_bytes);
+	json_u64(o, "brk_growth", h->brk_growth);
+}
+
+static cJSON *json_process(const struct report_summary *s, const struct report_process *p)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	json_i64(o, "pid", p->pid);
+	if (p->info_has & AR_HAS(AK_PPID))
+		json_i64(o, "ppid", p->ppid);
+	else
+		cJSON_AddNullToObject(o, "ppid");
+	json_str_or_null(o, "comm", p->comm);
+	json_str_or_null(o, "exe", p->exe);
+	json_str_or_null(o, "backend", p->backend);
+	json_str_or_null(o, "bpf_why", p->bpf_why);
+	if (p->info_has & AR_HAS(AK_EXIT_CODE))
+		json_i64(o, "exit_code", p->exit_code);
+	else
+		cJSON_AddNullToObject(o, "exit_code");
+	json_heap(o, s, &p->heap);
+	return o;
+}
+
+static cJSON *json_meta(const struct report_summary *s)
+{
+	const struct report_meta *m = &s->meta;
+	cJSON *o, *drops;
+
+	if (!s->has_meta)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	if (m->has & AR_HAS(AK_FORMAT))
+		json_u64(o, "format", m->format);
+	if (m->tool)
+		cJSON_AddStringToObject(o, "tool", m->tool);
+	if (m->version)
+		cJSON_AddStringToObject(o, "version", m->version);
+	if (m->command)
+		cJSON_AddStringToObject(o, "command", m->command);
+	if (m->has & AR_HAS(AK_ROOT_PID))
+		json_i64(o, "root_pid", m->root_pid);
+	if (m->has & AR_HAS(AK_START))
+		json_u64(o, "start", m->start);
+	if (m->has & AR_HAS(AK_END))
+		json_u64(o, "end", m->end);
+	if (m->has & AR_HAS(AK_DROPS)) {
+		drops = cJSON_AddObjectToObject(o, "drops");
+		json_u64(drops, "events", m->drops_events);
+		json_u64(drops, "stacks", m->drops_total - m->drops_events);
+	}
+	if (m->has & AR_HAS(AK_EXIT_CODE))
+		json_i64(o, "exit_code", m->exit_code);
+	cJSON_AddBoolToObject(o, "attached", m->attached);
+	json_u64(o, "running", m->running);
+	json_u64(o, "blind", m->blind);
+	return o;
+}
+
+static cJSON *json_histogram(const struct report_summary *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	unsigned int i;
+
+	for (i = 0; i < REPORT_HIST_BUCKETS; i++) {
+		cJSON *b;
+
+		if (!s->hist[i])
+			continue;
+		b = cJSON_CreateObject();
+		json_u64(b, "min", report_hist__lower(i));
+		json_u64(b, "max", hist_upper(i));
+		json_u64(b, "count", s->hist[i]);
+		cJSON_AddItemToArray(a, b);
+	}
+	return a;
+}
+
+static cJSON *json_frame(const struct report_frame *f)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	json_str_or_null(o, "symbol", f->symbol);
+	json_str_or_null(o, "module", f->module);
+	if (f->known)
+		json_u64(o, "offset", f->offset);
+	else
+		cJSON_AddNullToObject(o, "offset");
+	json_str_or_null(o, "file", f->file);
+	if (f->line)
+		json_u64(o, "line", f->line);
+	else
+		cJSON_AddNullToObject(o, "line");
+	cJSON_AddBoolToObject(o, "inlined", f->inlined);
+	return o;
+}
+
+cJSON *json_site_frames(const struct report_site *site)
+{
+	cJSON *a = cJSON_CreateArray();
+	uint32_t i;
+
+	for (i = 0; i < site->nr_frames; i++)
+		cJSON_AddItemToArray(a, json_frame(site->frames[i]));
+	return a;
+}
+
+/* a site's figures, and its frames when asked */
+cJSON *json_site(const struct report_site *site, bool frames)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (site->kind == REPORT_SITE_NO_STACK)
+		cJSON_AddNullToObject(o, "stack");
+	else
+		json_u64(o, "stack", site->stack);
+	json_u64(o, "bytes", site->bytes);
+	json_u64(o, "calls", site->calls);
+	json_u64(o, "peak_bytes", site->peak_bytes);
+	json_u64(o, "peak_count", site->peak_count);
+	json_u64(o, "leaked_bytes", site->leaked_bytes);
+	json_u64(o, "leaked_count", site->leaked_count);
+	json_u64(o, "temporary_count", site->temporary_count);
+	json_u64(o, "temporary_bytes", site->temporary_bytes);
+	if (frames)
+		cJSON_AddItemToObject(o, "frames", json_site_frames(site));
+	return o;
+}
+
+/*
+ * "sites": every site a text section would show (the top of each key, or
+ * of --sort's), ordered by --sort's key (bytes by default); null without
+ * call stacks
+ */
+static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *opts)
+{
+	enum report_site_key order = opts->sort_key < 0 ? REPORT_SITE_BYTES : opts->sort_key;
+	const struct report_site **all;
+	struct report_site_list list;
+	size_t i, nr;
+	cJSON *a;
+
+	if (!report_sites__has_stacks(l->s.sites)) {
+		cJSON_AddNullToObject(o, "sites");
+		return 0;
+	}
+	if (resolve_sites(&l->s, opts, REPORT_MATCH_FRAME, &list))
+		return -1;
+	all = malloc((list.nr ? list.nr : 1) * sizeof(*all));
+	nr = all ? report_site_list__tops(&list, opts->top, opts->sort_key < 0 ?
+					  REPORT_SITE_KEYS : (enum report_site_key)opts->sort_key,
+					  all) : SIZE_MAX;
+	if (nr == SIZE_MAX) {
+		free(all);
+		report_site_list__exit(&list);
+		return error("out of memory");
+	}
+	report_site_ptrs__sort(all, nr, order);
+	a = cJSON_AddArrayToObject(o, "sites");
+	for (i = 0; i < nr; i++)
+		cJSON_AddItemToArray(a, json_site(all[i], true));
+	free(all);
+	report_site_list__exit(&list);
+	return 0;
+}
+
+/* the rules of leak suppressions, and what each suppressed */
+static cJSON *json_suppressions(const struct report_suppressions *sup)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < report_suppressions__nr_rules(sup); i++) {
+		const struct report_suppression_rule *r = report_suppressions__rule(sup, i);
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "rule", r->text);
+		cJSON_AddStringToObject(e, "source", r->source);
+		if (r->line)
+			json_u64(e, "line", r->line);
+		else
+			cJSON_AddNullToObject(e, "line");
+		json_u64(e, "count", r->count);
+		json_u64(e, "bytes", r->bytes);
+		cJSON_AddItemToArray(a, e);
+	}
+	return a;
+}
+
+cJSON *json_summary(struct loaded *l, const char *path,
+			   const struct report_opts *opts)
+{
+	struct report_summary *s = &l->s;
+	cJSON *o = cJSON_CreateObject(), *procs, *err;
+	const struct report_process **sorted;
+	size_t i;
+
+	cJSON_AddStringToObject(o, "schema", JSON_SCHEMA_REPORT);
+	cJSON_AddStringToObject(o, "artifact", path);
+	json_heap(o, s, &s->total);
+	cJSON_AddBoolToObject(o, "truncated", l->truncated);
+	if (l->truncated) {
+		err = cJSON_AddObjectToObject(o, "error");
+		json_u64(err, "offset", l->error_offset);
+		json_u64(err, "records", l->error_records);
+		cJSON_AddStringToObject(err, "reason", l->reason);
+	} else {
+		cJSON_AddNullToObject(o, "error");
+	}
+	json_u64(o, "records", s->records);
+	json_u64(o, "events", s->events);
+	json_u64(o, "first_timestamp", s->origin_ts);
+	json_u64(o, "duration_ns", report_summary__rel_ns(s, s->last_ts));
+	cJSON_AddStringToObject(o, "lifetimes", s->lifetimes == REPORT_LIFETIMES_AHEAD ? "ahead" :
+				s->lifetimes == REPORT_LIFETIMES_LATE ? "late" : "none");
+	cJSON_AddItemToObject(o, "histogram", json_histogram(s));
+	sorted = sorted_processes(s);
+	procs = cJSON_AddArrayToObject(o, "processes");
+	for (i = 0; sorted && i < s->nr_procs; i++)
+		cJSON_AddItemToArray(procs, json_process(s, sorted[i]));
+	free(sorted);
+	cJSON_AddItemToObject(o, "meta", json_meta(s));
+	cJSON_AddItemToObject(o, "suppressions", json_suppressions(opts->sup));
+	if (json_add_sites(o, l, opts)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* one --fail-if limit crossed, as an element of "limits_crossed" */
+static void json_crossing(const struct report_gate_crossing *c, void *arg)
+{
+	cJSON *a = arg, *e = cJSON_CreateObject();
+	char line[512];
+
+	if (!e)
+		return;
+	report_gate_crossing__format(c, line, sizeof(line));
+	cJSON_AddStringToObject(e, "limit", c->gate->expr);
+	if (c->proc)
+		cJSON_AddNumberToObject(e, "pid", c->proc->pid);
+	else
+		cJSON_AddNullToObject(e, "pid");
+	cJSON_AddNumberToObject(e, "value", c->value);
+	cJSON_AddStringToObject(e, "message", line);
+	cJSON_AddItemToArray(a, e);
+}
+
+/* with --fail-if: the limits crossed, [] for none (stderr says them too) */
+cJSON *json_limits(cJSON *doc, const struct report_opts *o,
+			  const struct report_summary *base, const struct report_summary *s)
+{
+	cJSON *a;
+
+	if (!doc || !o->gates.n)
+		return doc;
+	a = cJSON_AddArrayToObject(doc, "limits_crossed");
+	if (a)
+		report_gates__check(&o->gates, base, s, json_crossing, a, NULL);
+	return doc;
+}
+
+/* valid UTF-8 whatever the artifact's strings hold: cJSON passes their bytes on */
+int print_json(cJSON *o)
+{
+	char *text, *fixed;
+
+	if (!o)
+		return -1;
+	text = cJSON_Print(o);
+
+	cJSON_Delete(o);
+	if (!text)
+		return error("out of memory");
+	fixed = utf8_repair(text);
+	if (!fixed && errno) {
+		free(text);
+		return error("out of memory");
+	}
+	puts(fixed ? fixed : text);
+	free(fixed);
+	free(text);
+	return 0;
+}
