@@ -359,7 +359,8 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 	if (load_summary(path, o, &l))
 		return 1;
 	if (o->json)
-		ret = print_json(json_limits(json_summary(&l, path, o), o, NULL, &l.s));
+		ret = report_json__print(report_json__limits(report_json__summary(&l, path, o),
+							     o, NULL, &l.s));
 	else
 		ret = print_summary(&l, path, o);
 	if (!ret && (o->timeline || o->gnuplot))

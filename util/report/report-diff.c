@@ -177,13 +177,13 @@ static cJSON *json_site_diff(const struct site_diff *d, const struct report_opts
 		const struct report_site_change *c = &d->changes[i];
 		cJSON *e = cJSON_CreateObject();
 
-		cJSON_AddItemToObject(e, "frames", json_site_frames(c->head));
+		cJSON_AddItemToObject(e, "frames", report_json__site_frames(c->head));
 		if (c->base)
-			cJSON_AddItemToObject(e, "base", json_site(c->base, false));
+			cJSON_AddItemToObject(e, "base", report_json__site(c->base, false));
 		else
 			cJSON_AddNullToObject(e, "base");
-		cJSON_AddItemToObject(e, "head", json_site(c->head, false));
-		json_i64(e, "growth", c->growth);
+		cJSON_AddItemToObject(e, "head", report_json__site(c->head, false));
+		report_json__i64(e, "growth", c->growth);
 		cJSON_AddItemToArray(a, e);
 	}
 	return a;
@@ -209,8 +209,8 @@ static cJSON *json_diff(const struct loaded *base, const struct loaded *head,
 		uint64_t bv = diff_value(base, r), hv = diff_value(head, r);
 		double pct;
 
-		json_u64(b, r->key, bv);
-		json_u64(h, r->key, hv);
+		report_json__u64(b, r->key, bv);
+		report_json__u64(h, r->key, hv);
 		if (change_pct(bv, hv, &pct))
 			cJSON_AddNumberToObject(c, r->key, pct);
 		else
@@ -237,8 +237,9 @@ int cmd_diff(const char *const *paths, struct report_opts *o)
 	}
 	ret = site_diff__init(&sd, &base, &head, bpath, hpath, o);
 	if (!ret && o->json) {
-		ret = print_json(json_limits(json_diff(&base, &head, bpath, hpath, &sd, o), o,
-					     &base.s, &head.s));
+		ret = report_json__print(report_json__limits(json_diff(&base, &head, bpath, hpath,
+								       &sd, o),
+							     o, &base.s, &head.s));
 	} else if (!ret) {
 		print_diff(&base, &head, bpath, hpath);
 		print_site_diff(&sd, o);

@@ -12,6 +12,7 @@
 #include "cJSON.h"
 #include "util/quote.h"
 #include "util/report/report-html.h"
+#include "util/report/report-json.h"
 #include "util/u64-map.h"
 #include "util/util.h"
 
@@ -40,14 +41,6 @@ static const char *const key_titles[REPORT_SITE_KEYS][2] = {
 	[REPORT_SITE_LEAKED] = { "leaked", "bytes" },
 	[REPORT_SITE_TEMPORARY] = { "temporary", "count" },
 };
-
-static void add_str(cJSON *o, const char *key, const char *s)
-{
-	if (s)
-		cJSON_AddStringToObject(o, key, s);
-	else
-		cJSON_AddNullToObject(o, key);
-}
 
 static cJSON *str_or_null(const char *s)
 {
@@ -106,19 +99,7 @@ static cJSON *json_process(const struct report_process *p)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddNumberToObject(o, "pid", p->pid);
-	if (p->info_has & AR_HAS(AK_PPID))
-		cJSON_AddNumberToObject(o, "ppid", p->ppid);
-	else
-		cJSON_AddNullToObject(o, "ppid");
-	add_str(o, "comm", p->comm);
-	add_str(o, "exe", p->exe);
-	add_str(o, "backend", p->backend);
-	add_str(o, "bpf_why", p->bpf_why);
-	if (p->info_has & AR_HAS(AK_EXIT_CODE))
-		cJSON_AddNumberToObject(o, "exit_code", p->exit_code);
-	else
-		cJSON_AddNullToObject(o, "exit_code");
+	report_json__process_id(o, p);
 	cJSON_AddItemToObject(o, "v", heap_values(&p->heap));
 	return o;
 }
@@ -143,7 +124,7 @@ static cJSON *json_series(struct report_summary *s, const struct report_timeline
 		cJSON_AddNullToObject(o, "pid");
 	else
 		cJSON_AddNumberToObject(o, "pid", ts->key);
-	add_str(o, "comm", p ? p->comm : NULL);
+	report_json__str_or_null(o, "comm", p ? p->comm : NULL);
 	cJSON_AddNumberToObject(o, "peak", ts->peak);
 	cJSON_AddItemToObject(o, "t", cJSON_CreateDoubleArray(ts->t_ns, ts->n));
 	cJSON_AddItemToObject(o, "v", cJSON_CreateDoubleArray(ts->bytes, ts->n));
@@ -212,7 +193,7 @@ static cJSON *json_run(const struct report_html_run *r)
 	size_t i;
 
 	cJSON_AddStringToObject(o, "artifact", r->path);
-	add_str(o, "command", r->s->has_meta ? r->s->meta.command : NULL);
+	report_json__str_or_null(o, "command", r->s->has_meta ? r->s->meta.command : NULL);
 	cJSON_AddBoolToObject(o, "truncated", r->truncated);
 	cJSON_AddBoolToObject(o, "has_stacks", r->has_stacks);
 	cJSON_AddItemToObject(o, "totals", json_totals(r->s));

@@ -16,6 +16,7 @@
 #include "util/json-schema.h"
 #include "util/quote.h"
 #include "util/report/report.h"
+#include "util/report/report-json.h"
 #include "util/report/report-suppress.h"
 #include "util/usage.h"
 #include "util/util.h"
@@ -23,7 +24,7 @@
 /* ---- --json ------------------------------------------------------------ */
 
 /* a u64 exactly: cJSON's numbers are doubles */
-void json_u64(cJSON *obj, const char *key, uint64_t v)
+void report_json__u64(cJSON *obj, const char *key, uint64_t v)
 {
 	char buf[24];
 
@@ -31,7 +32,7 @@ void json_u64(cJSON *obj, const char *key, uint64_t v)
 	cJSON_AddItemToObject(obj, key, cJSON_CreateRaw(buf));
 }
 
-void json_i64(cJSON *obj, const char *key, int64_t v)
+void report_json__i64(cJSON *obj, const char *key, int64_t v)
 {
 	char buf[24];
 
@@ -39,7 +40,7 @@ void json_i64(cJSON *obj, const char *key, int64_t v)
 	cJSON_AddItemToObject(obj, key, cJSON_CreateRaw(buf));
 }
 
-static void json_str_or_null(cJSON *obj, const char *key, const char *s)
+void report_json__str_or_null(cJSON *obj, const char *key, const char *s)
 {
 	if (s)
 		cJSON_AddStringToObject(obj, key, s);
@@ -53,7 +54,7 @@ static cJSON *json_counts(const uint64_t *counts)
 	unsigned int k;
 
 	for (k = MT_MALLOC; k <= MT_BRK; k++)
-		json_u64(o, artifact__kind_name(k), counts[k]);
+		report_json__u64(o, artifact__kind_name(k), counts[k]);
 	return o;
 }
 
@@ -62,46 +63,51 @@ static void json_heap(cJSON *o, const struct report_summary *s,
 		      const struct report_heap *h)
 {
 	cJSON_AddItemToObject(o, "counts", json_counts(h->counts));
-	json_u64(o, "allocations", h->allocs);
-	json_u64(o, "frees", h->frees);
-	json_u64(o, "bytes_allocated", h->bytes_allocated);
-	json_u64(o, "bytes_freed", h->bytes_freed);
-	json_u64(o, "peak_bytes", h->peak_bytes);
-	json_u64(o, "peak_count", h->peak_count);
-	json_u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
-	json_u64(o, "leaked_count", h->leaked_count);
-	json_u64(o, "leaked_bytes", h->leaked_bytes);
-	json_u64(o, "suppressed_count", h->suppressed_count);
-	json_u64(o, "suppressed_bytes", h->suppressed_bytes);
-	json_u64(o, "discarded_count", h->discarded_count);
-	json_u64(o, "discarded_bytes", h->discarded_bytes);
-	json_u64(o, "unknown_frees", h->unknown_frees);
-	json_u64(o, "temporary_count", h->temporary_count);
-	json_u64(o, "temporary_bytes", h->temporary_bytes);
-	json_u64(o, "failed_allocations", h->failed_allocs);
-	json_u64(o, "overwritten", h->overwritten);
-	json_u64(o, "mmap_bytes", h->mmap_bytes);
-	json_u64(o, "munmap_bytes", h->munmap_bytes);
-	json_u64(o, "brk_growth", h->brk_growth);
+	report_json__u64(o, "allocations", h->allocs);
+	report_json__u64(o, "frees", h->frees);
+	report_json__u64(o, "bytes_allocated", h->bytes_allocated);
+	report_json__u64(o, "bytes_freed", h->bytes_freed);
+	report_json__u64(o, "peak_bytes", h->peak_bytes);
+	report_json__u64(o, "peak_count", h->peak_count);
+	report_json__u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
+	report_json__u64(o, "leaked_count", h->leaked_count);
+	report_json__u64(o, "leaked_bytes", h->leaked_bytes);
+	report_json__u64(o, "suppressed_count", h->suppressed_count);
+	report_json__u64(o, "suppressed_bytes", h->suppressed_bytes);
+	report_json__u64(o, "discarded_count", h->discarded_count);
+	report_json__u64(o, "discarded_bytes", h->discarded_bytes);
+	report_json__u64(o, "unknown_frees", h->unknown_frees);
+	report_json__u64(o, "temporary_count", h->temporary_count);
+	report_json__u64(o, "temporary_bytes", h->temporary_bytes);
+	report_json__u64(o, "failed_allocations", h->failed_allocs);
+	report_json__u64(o, "overwritten", h->overwritten);
+	report_json__u64(o, "mmap_bytes", h->mmap_bytes);
+	report_json__u64(o, "munmap_bytes", h->munmap_bytes);
+	report_json__u64(o, "brk_growth", h->brk_growth);
+}
+
+void report_json__process_id(cJSON *o, const struct report_process *p)
+{
+	report_json__i64(o, "pid", p->pid);
+	if (p->info_has & AR_HAS(AK_PPID))
+		report_json__i64(o, "ppid", p->ppid);
+	else
+		cJSON_AddNullToObject(o, "ppid");
+	report_json__str_or_null(o, "comm", p->comm);
+	report_json__str_or_null(o, "exe", p->exe);
+	report_json__str_or_null(o, "backend", p->backend);
+	report_json__str_or_null(o, "bpf_why", p->bpf_why);
+	if (p->info_has & AR_HAS(AK_EXIT_CODE))
+		report_json__i64(o, "exit_code", p->exit_code);
+	else
+		cJSON_AddNullToObject(o, "exit_code");
 }
 
 static cJSON *json_process(const struct report_summary *s, const struct report_process *p)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	json_i64(o, "pid", p->pid);
-	if (p->info_has & AR_HAS(AK_PPID))
-		json_i64(o, "ppid", p->ppid);
-	else
-		cJSON_AddNullToObject(o, "ppid");
-	json_str_or_null(o, "comm", p->comm);
-	json_str_or_null(o, "exe", p->exe);
-	json_str_or_null(o, "backend", p->backend);
-	json_str_or_null(o, "bpf_why", p->bpf_why);
-	if (p->info_has & AR_HAS(AK_EXIT_CODE))
-		json_i64(o, "exit_code", p->exit_code);
-	else
-		cJSON_AddNullToObject(o, "exit_code");
+	report_json__process_id(o, p);
 	json_heap(o, s, &p->heap);
 	return o;
 }
@@ -115,7 +121,7 @@ static cJSON *json_meta(const struct report_summary *s)
 		return cJSON_CreateNull();
 	o = cJSON_CreateObject();
 	if (m->has & AR_HAS(AK_FORMAT))
-		json_u64(o, "format", m->format);
+		report_json__u64(o, "format", m->format);
 	if (m->tool)
 		cJSON_AddStringToObject(o, "tool", m->tool);
 	if (m->version)
@@ -123,21 +129,21 @@ static cJSON *json_meta(const struct report_summary *s)
 	if (m->command)
 		cJSON_AddStringToObject(o, "command", m->command);
 	if (m->has & AR_HAS(AK_ROOT_PID))
-		json_i64(o, "root_pid", m->root_pid);
+		report_json__i64(o, "root_pid", m->root_pid);
 	if (m->has & AR_HAS(AK_START))
-		json_u64(o, "start", m->start);
+		report_json__u64(o, "start", m->start);
 	if (m->has & AR_HAS(AK_END))
-		json_u64(o, "end", m->end);
+		report_json__u64(o, "end", m->end);
 	if (m->has & AR_HAS(AK_DROPS)) {
 		drops = cJSON_AddObjectToObject(o, "drops");
-		json_u64(drops, "events", m->drops_events);
-		json_u64(drops, "stacks", m->drops_total - m->drops_events);
+		report_json__u64(drops, "events", m->drops_events);
+		report_json__u64(drops, "stacks", m->drops_total - m->drops_events);
 	}
 	if (m->has & AR_HAS(AK_EXIT_CODE))
-		json_i64(o, "exit_code", m->exit_code);
+		report_json__i64(o, "exit_code", m->exit_code);
 	cJSON_AddBoolToObject(o, "attached", m->attached);
-	json_u64(o, "running", m->running);
-	json_u64(o, "blind", m->blind);
+	report_json__u64(o, "running", m->running);
+	report_json__u64(o, "blind", m->blind);
 	return o;
 }
 
@@ -152,9 +158,9 @@ static cJSON *json_histogram(const struct report_summary *s)
 		if (!s->hist[i])
 			continue;
 		b = cJSON_CreateObject();
-		json_u64(b, "min", report_hist__lower(i));
-		json_u64(b, "max", hist_upper(i));
-		json_u64(b, "count", s->hist[i]);
+		report_json__u64(b, "min", report_hist__lower(i));
+		report_json__u64(b, "max", hist_upper(i));
+		report_json__u64(b, "count", s->hist[i]);
 		cJSON_AddItemToArray(a, b);
 	}
 	return a;
@@ -164,22 +170,22 @@ static cJSON *json_frame(const struct report_frame *f)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	json_str_or_null(o, "symbol", f->symbol);
-	json_str_or_null(o, "module", f->module);
+	report_json__str_or_null(o, "symbol", f->symbol);
+	report_json__str_or_null(o, "module", f->module);
 	if (f->known)
-		json_u64(o, "offset", f->offset);
+		report_json__u64(o, "offset", f->offset);
 	else
 		cJSON_AddNullToObject(o, "offset");
-	json_str_or_null(o, "file", f->file);
+	report_json__str_or_null(o, "file", f->file);
 	if (f->line)
-		json_u64(o, "line", f->line);
+		report_json__u64(o, "line", f->line);
 	else
 		cJSON_AddNullToObject(o, "line");
 	cJSON_AddBoolToObject(o, "inlined", f->inlined);
 	return o;
 }
 
-cJSON *json_site_frames(const struct report_site *site)
+cJSON *report_json__site_frames(const struct report_site *site)
 {
 	cJSON *a = cJSON_CreateArray();
 	uint32_t i;
@@ -190,24 +196,24 @@ cJSON *json_site_frames(const struct report_site *site)
 }
 
 /* a site's figures, and its frames when asked */
-cJSON *json_site(const struct report_site *site, bool frames)
+cJSON *report_json__site(const struct report_site *site, bool frames)
 {
 	cJSON *o = cJSON_CreateObject();
 
 	if (site->kind == REPORT_SITE_NO_STACK)
 		cJSON_AddNullToObject(o, "stack");
 	else
-		json_u64(o, "stack", site->stack);
-	json_u64(o, "bytes", site->bytes);
-	json_u64(o, "calls", site->calls);
-	json_u64(o, "peak_bytes", site->peak_bytes);
-	json_u64(o, "peak_count", site->peak_count);
-	json_u64(o, "leaked_bytes", site->leaked_bytes);
-	json_u64(o, "leaked_count", site->leaked_count);
-	json_u64(o, "temporary_count", site->temporary_count);
-	json_u64(o, "temporary_bytes", site->temporary_bytes);
+		report_json__u64(o, "stack", site->stack);
+	report_json__u64(o, "bytes", site->bytes);
+	report_json__u64(o, "calls", site->calls);
+	report_json__u64(o, "peak_bytes", site->peak_bytes);
+	report_json__u64(o, "peak_count", site->peak_count);
+	report_json__u64(o, "leaked_bytes", site->leaked_bytes);
+	report_json__u64(o, "leaked_count", site->leaked_count);
+	report_json__u64(o, "temporary_count", site->temporary_count);
+	report_json__u64(o, "temporary_bytes", site->temporary_bytes);
 	if (frames)
-		cJSON_AddItemToObject(o, "frames", json_site_frames(site));
+		cJSON_AddItemToObject(o, "frames", report_json__site_frames(site));
 	return o;
 }
 
@@ -242,7 +248,7 @@ static int json_add_sites(cJSON *o, struct loaded *l, const struct report_opts *
 	report_site_ptrs__sort(all, nr, order);
 	a = cJSON_AddArrayToObject(o, "sites");
 	for (i = 0; i < nr; i++)
-		cJSON_AddItemToArray(a, json_site(all[i], true));
+		cJSON_AddItemToArray(a, report_json__site(all[i], true));
 	free(all);
 	report_site_list__exit(&list);
 	return 0;
@@ -261,18 +267,18 @@ static cJSON *json_suppressions(const struct report_suppressions *sup)
 		cJSON_AddStringToObject(e, "rule", r->text);
 		cJSON_AddStringToObject(e, "source", r->source);
 		if (r->line)
-			json_u64(e, "line", r->line);
+			report_json__u64(e, "line", r->line);
 		else
 			cJSON_AddNullToObject(e, "line");
-		json_u64(e, "count", r->count);
-		json_u64(e, "bytes", r->bytes);
+		report_json__u64(e, "count", r->count);
+		report_json__u64(e, "bytes", r->bytes);
 		cJSON_AddItemToArray(a, e);
 	}
 	return a;
 }
 
-cJSON *json_summary(struct loaded *l, const char *path,
-			   const struct report_opts *opts)
+cJSON *report_json__summary(struct loaded *l, const char *path,
+				  const struct report_opts *opts)
 {
 	struct report_summary *s = &l->s;
 	cJSON *o = cJSON_CreateObject(), *procs, *err;
@@ -285,16 +291,16 @@ cJSON *json_summary(struct loaded *l, const char *path,
 	cJSON_AddBoolToObject(o, "truncated", l->truncated);
 	if (l->truncated) {
 		err = cJSON_AddObjectToObject(o, "error");
-		json_u64(err, "offset", l->error_offset);
-		json_u64(err, "records", l->error_records);
+		report_json__u64(err, "offset", l->error_offset);
+		report_json__u64(err, "records", l->error_records);
 		cJSON_AddStringToObject(err, "reason", l->reason);
 	} else {
 		cJSON_AddNullToObject(o, "error");
 	}
-	json_u64(o, "records", s->records);
-	json_u64(o, "events", s->events);
-	json_u64(o, "first_timestamp", s->origin_ts);
-	json_u64(o, "duration_ns", report_summary__rel_ns(s, s->last_ts));
+	report_json__u64(o, "records", s->records);
+	report_json__u64(o, "events", s->events);
+	report_json__u64(o, "first_timestamp", s->origin_ts);
+	report_json__u64(o, "duration_ns", report_summary__rel_ns(s, s->last_ts));
 	cJSON_AddStringToObject(o, "lifetimes", s->lifetimes == REPORT_LIFETIMES_AHEAD ? "ahead" :
 				s->lifetimes == REPORT_LIFETIMES_LATE ? "late" : "none");
 	cJSON_AddItemToObject(o, "histogram", json_histogram(s));
@@ -332,8 +338,8 @@ static void json_crossing(const struct report_gate_crossing *c, void *arg)
 }
 
 /* with --fail-if: the limits crossed, [] for none (stderr says them too) */
-cJSON *json_limits(cJSON *doc, const struct report_opts *o,
-			  const struct report_summary *base, const struct report_summary *s)
+cJSON *report_json__limits(cJSON *doc, const struct report_opts *o,
+				 const struct report_summary *base, const struct report_summary *s)
 {
 	cJSON *a;
 
@@ -346,7 +352,7 @@ cJSON *json_limits(cJSON *doc, const struct report_opts *o,
 }
 
 /* valid UTF-8 whatever the artifact's strings hold: cJSON passes their bytes on */
-int print_json(cJSON *o)
+int report_json__print(cJSON *o)
 {
 	char *text, *fixed;
 

@@ -10,6 +10,7 @@
 #include "cJSON.h"
 #include "util/artifact/artifact.h"
 #include "util/report/report-gates.h"
+#include "util/report/report-json.h"
 #include "util/report/report-sites.h"
 #include "util/report/report-summary.h"
 #include "util/report/report-suppress.h"
@@ -96,19 +97,12 @@ int print_summary(struct loaded *l, const char *path, const struct report_opts *
 
 /* ---- report-json.c ---------------------------------------------------------- */
 
-/* a u64 or an i64 exactly: cJSON's numbers are doubles */
-void json_u64(cJSON *obj, const char *key, uint64_t v);
-void json_i64(cJSON *obj, const char *key, int64_t v);
-cJSON *json_site_frames(const struct report_site *site);
-/* a site's figures, and its frames when asked */
-cJSON *json_site(const struct report_site *site, bool frames);
 /* the document of one artifact; NULL when out of memory */
-cJSON *json_summary(struct loaded *l, const char *path, const struct report_opts *opts);
+cJSON *report_json__summary(struct loaded *l, const char *path,
+			   const struct report_opts *opts);
 /* doc with "limits_crossed" when --fail-if is given */
-cJSON *json_limits(cJSON *doc, const struct report_opts *o,
-		   const struct report_summary *base, const struct report_summary *s);
-/* prints o and frees it; 0, or -1 (also for a NULL o) */
-int print_json(cJSON *o);
+cJSON *report_json__limits(cJSON *doc, const struct report_opts *o,
+			  const struct report_summary *base, const struct report_summary *s);
 
 /* ---- report-diff.c ---------------------------------------------------------- */
 
