@@ -79,17 +79,15 @@ static cJSON *heap_values(const struct report_heap *h)
 
 static cJSON *json_totals(const struct report_summary *s)
 {
+	static const char *const keys[] = {
+		"frees", "bytes_freed", "peak_count", "peak_time_ns", "leaked_count",
+		"unknown_frees", "temporary_bytes", NULL,
+	};
 	const struct report_heap *h = &s->total;
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddItemToObject(o, "v", heap_values(h));
-	cJSON_AddNumberToObject(o, "frees", h->frees);
-	cJSON_AddNumberToObject(o, "bytes_freed", h->bytes_freed);
-	cJSON_AddNumberToObject(o, "peak_count", h->peak_count);
-	cJSON_AddNumberToObject(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
-	cJSON_AddNumberToObject(o, "leaked_count", h->leaked_count);
-	cJSON_AddNumberToObject(o, "temporary_bytes", h->temporary_bytes);
-	cJSON_AddNumberToObject(o, "unknown_frees", h->unknown_frees);
+	report_json__heap(o, s, h, keys);
 	cJSON_AddNumberToObject(o, "events", s->events);
 	cJSON_AddNumberToObject(o, "duration_ns", report_summary__rel_ns(s, s->last_ts));
 	return o;

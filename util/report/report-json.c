@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cJSON.h"
 #include "util/artifact/artifact.h"
@@ -58,32 +60,59 @@ static cJSON *json_counts(const uint64_t *counts)
 	return o;
 }
 
+/* the figures of a heap, in the order of the --json document */
+struct heap_field {
+	const char *key;
+	size_t off;		/* in struct report_heap */
+	bool rel;		/* a timestamp, written as ns after the first event */
+};
+
+#define HF(k, m)	{ k, offsetof(struct report_heap, m), false }
+
+static const struct heap_field heap_fields[] = {
+	HF("allocations", allocs), HF("frees", frees),
+	HF("bytes_allocated", bytes_allocated), HF("bytes_freed", bytes_freed),
+	HF("peak_bytes", peak_bytes), HF("peak_count", peak_count),
+	{ "peak_time_ns", offsetof(struct report_heap, peak_ts), true },
+	HF("leaked_count", leaked_count), HF("leaked_bytes", leaked_bytes),
+	HF("suppressed_count", suppressed_count), HF("suppressed_bytes", suppressed_bytes),
+	HF("discarded_count", discarded_count), HF("discarded_bytes", discarded_bytes),
+	HF("unknown_frees", unknown_frees),
+	HF("temporary_count", temporary_count), HF("temporary_bytes", temporary_bytes),
+	HF("failed_allocations", failed_allocs), HF("overwritten", overwritten),
+	HF("mmap_bytes", mmap_bytes), HF("munmap_bytes", munmap_bytes),
+	HF("brk_growth", brk_growth),
+};
+
+static bool key_listed(const char *key, const char *const *keys)
+{
+	for (; *keys; keys++)
+		if (!strcmp(key, *keys))
+			return true;
+	return false;
+}
+
+void report_json__heap(cJSON *o, const struct report_summary *s,
+		       const struct report_heap *h, const char *const *only)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(heap_fields); i++) {
+		const struct heap_field *f = &heap_fields[i];
+		uint64_t v = *(const uint64_t *)((const char *)h + f->off);
+
+		if (only && !key_listed(f->key, only))
+			continue;
+		report_json__u64(o, f->key, f->rel ? report_summary__rel_ns(s, v) : v);
+	}
+}
+
 /* the figures that the whole tree and each process share */
 static void json_heap(cJSON *o, const struct report_summary *s,
 		      const struct report_heap *h)
 {
 	cJSON_AddItemToObject(o, "counts", json_counts(h->counts));
-	report_json__u64(o, "allocations", h->allocs);
-	report_json__u64(o, "frees", h->frees);
-	report_json__u64(o, "bytes_allocated", h->bytes_allocated);
-	report_json__u64(o, "bytes_freed", h->bytes_freed);
-	report_json__u64(o, "peak_bytes", h->peak_bytes);
-	report_json__u64(o, "peak_count", h->peak_count);
-	report_json__u64(o, "peak_time_ns", report_summary__rel_ns(s, h->peak_ts));
-	report_json__u64(o, "leaked_count", h->leaked_count);
-	report_json__u64(o, "leaked_bytes", h->leaked_bytes);
-	report_json__u64(o, "suppressed_count", h->suppressed_count);
-	report_json__u64(o, "suppressed_bytes", h->suppressed_bytes);
-	report_json__u64(o, "discarded_count", h->discarded_count);
-	report_json__u64(o, "discarded_bytes", h->discarded_bytes);
-	report_json__u64(o, "unknown_frees", h->unknown_frees);
-	report_json__u64(o, "temporary_count", h->temporary_count);
-	report_json__u64(o, "temporary_bytes", h->temporary_bytes);
-	report_json__u64(o, "failed_allocations", h->failed_allocs);
-	report_json__u64(o, "overwritten", h->overwritten);
-	report_json__u64(o, "mmap_bytes", h->mmap_bytes);
-	report_json__u64(o, "munmap_bytes", h->munmap_bytes);
-	report_json__u64(o, "brk_growth", h->brk_growth);
+	report_json__heap(o, s, h, NULL);
 }
 
 void report_json__process_id(cJSON *o, const struct report_process *p)

@@ -20,6 +20,9 @@ void report_json__u64(cJSON *obj, const char *key, uint64_t v);
 void report_json__i64(cJSON *obj, const char *key, int64_t v);
 /* s, or null */
 void report_json__str_or_null(cJSON *obj, const char *key, const char *s);
+/* the figures of h under their --json keys; only: the keys to write, NULL-ended, or NULL for all */
+void report_json__heap(cJSON *o, const struct report_summary *s,
+		       const struct report_heap *h, const char *const *only);
 /* who a process is: pid, ppid, comm, exe, backend, bpf_why, exit_code */
 void report_json__process_id(cJSON *o, const struct report_process *p);
 cJSON *report_json__site_frames(const struct report_site *site);
