@@ -42,19 +42,47 @@ static size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
 	return n;
 }
 
+/* one character of a string, or one byte that starts none */
+struct utf8_char {
+	const unsigned char *p;
+	size_t n;		/* its bytes; 1 for an invalid byte */
+	uint32_t cp;
+	bool valid;
+};
+
+struct utf8_iter {
+	const unsigned char *p;
+	size_t len;
+};
+
+static struct utf8_iter utf8_iter(const char *s, size_t len)
+{
+	return (struct utf8_iter){ (const unsigned char *)s, len };
+}
+
+/* the next character into *c; false at the end */
+static bool utf8_next(struct utf8_iter *it, struct utf8_char *c)
+{
+	if (!it->len)
+		return false;
+	c->p = it->p;
+	c->n = utf8_seq(it->p, it->len, &c->cp);
+	c->valid = c->n != 0;
+	if (!c->valid)
+		c->n = 1;
+	it->p += c->n;
+	it->len -= c->n;
+	return true;
+}
+
 int utf8_valid(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	uint32_t cp;
-	size_t n;
+	struct utf8_iter it = utf8_iter(s, len);
+	struct utf8_char c;
 
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		if (!n)
+	while (utf8_next(&it, &c))
+		if (!c.valid)
 			return 0;
-		p += n;
-		len -= n;
-	}
 	return 1;
 }
 
@@ -66,23 +94,17 @@ int utf8_valid(const char *s, size_t len)
  */
 void quote_gnuplot(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n;
-	uint32_t cp;
+	struct utf8_iter it = utf8_iter(s, strlen(s));
+	struct utf8_char c;
 
 	fputc('\'', out);
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		if (!n) {
+	while (utf8_next(&it, &c)) {
+		if (!c.valid)
 			fputc('?', out);
-			n = 1;
-		} else if (cp == '\'') {
+		else if (c.cp == '\'')
 			fputs("' . \"'\" . '", out);
-		} else if (cp >= 0x20 && cp != 0x7f && (cp < 0x80 || cp > 0x9f)) {
-			fwrite(p, 1, n, out);
-		}
-		p += n;
-		len -= n;
+		else if (c.cp >= 0x20 && c.cp != 0x7f && (c.cp < 0x80 || c.cp > 0x9f))
+			fwrite(c.p, 1, c.n, out);
 	}
 	fputc('\'', out);
 }
@@ -96,28 +118,23 @@ static bool term_unsafe(uint32_t cp)
 
 static bool needs_quotes(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n;
-	uint32_t cp;
+	struct utf8_iter it = utf8_iter(s, strlen(s));
+	struct utf8_char c;
 
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		if (!n || term_unsafe(cp) || cp == '"' || cp == '\\')
+	while (utf8_next(&it, &c))
+		if (!c.valid || term_unsafe(c.cp) || c.cp == '"' || c.cp == '\\')
 			return true;
-		p += n;
-		len -= n;
-	}
 	return false;
 }
 
 /* the escape of one character or invalid byte, into buf (at least 8 bytes) */
-static size_t term_escape_one(char *buf, const unsigned char *p, size_t n, uint32_t cp,
-			      bool quoting)
+static size_t term_escape_one(char *buf, const struct utf8_char *c, bool quoting)
 {
 	static const char names[] = "abtnvfr";
+	uint32_t cp = c->cp;
 
-	if (!n)
-		return sprintf(buf, "\\x%02x", p[0]);
+	if (!c->valid)
+		return sprintf(buf, "\\x%02x", c->p[0]);
 	if (cp >= '\a' && cp <= '\r')
 		return sprintf(buf, "\\%c", names[cp - '\a']);
 	if (cp == 0x1b)
@@ -128,27 +145,23 @@ static size_t term_escape_one(char *buf, const unsigned char *p, size_t n, uint3
 		return sprintf(buf, "\\u%04x", cp);
 	if (quoting && (cp == '"' || cp == '\\'))
 		return sprintf(buf, "\\%c", (char)cp);
-	memcpy(buf, p, n);
-	return n;
+	memcpy(buf, c->p, c->n);
+	return c->n;
 }
 
 static size_t escape_into(char *dst, size_t size, const char *src, bool quoting)
 {
-	const unsigned char *p = (const unsigned char *)src;
-	size_t len = strlen(src), used = 0, n, k;
-	uint32_t cp = 0;
+	struct utf8_iter it = utf8_iter(src, strlen(src));
+	struct utf8_char c;
+	size_t used = 0, k;
 	char buf[16];
 
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		k = term_escape_one(buf, p, n, cp, quoting);
+	while (utf8_next(&it, &c)) {
+		k = term_escape_one(buf, &c, quoting);
 		if (used + k >= size)
 			break;
 		memcpy(dst + used, buf, k);
 		used += k;
-		n = n ? n : 1;
-		p += n;
-		len -= n;
 	}
 	dst[used] = '\0';
 	return used;
@@ -156,18 +169,12 @@ static size_t escape_into(char *dst, size_t size, const char *src, bool quoting)
 
 void quote_term_fputs(const char *s, FILE *out)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n;
-	uint32_t cp = 0;
+	struct utf8_iter it = utf8_iter(s, strlen(s));
+	struct utf8_char c;
 	char buf[16];
 
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		fwrite(buf, 1, term_escape_one(buf, p, n, cp, false), out);
-		n = n ? n : 1;
-		p += n;
-		len -= n;
-	}
+	while (utf8_next(&it, &c))
+		fwrite(buf, 1, term_escape_one(buf, &c, false), out);
 }
 
 void quote_term_escape(char *dst, size_t size, const char *src)
@@ -201,9 +208,9 @@ const char *quote_term(const char *s)
 
 char *utf8_repair(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n, used = 0;
-	uint32_t cp;
+	size_t len = strlen(s), used = 0;
+	struct utf8_iter it = utf8_iter(s, len);
+	struct utf8_char c;
 	char *out;
 
 	errno = 0;
@@ -212,18 +219,14 @@ char *utf8_repair(const char *s)
 	out = malloc(len * 3 + 1);	/* U+FFFD is 3 bytes */
 	if (!out)
 		return NULL;
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		if (n) {
-			memcpy(out + used, p, n);
-			used += n;
+	while (utf8_next(&it, &c)) {
+		if (c.valid) {
+			memcpy(out + used, c.p, c.n);
+			used += c.n;
 		} else {
 			memcpy(out + used, "\xef\xbf\xbd", 3);
 			used += 3;
-			n = 1;
 		}
-		p += n;
-		len -= n;
 	}
 	out[used] = '\0';
 	return out;
@@ -231,72 +234,58 @@ char *utf8_repair(const char *s)
 
 void quote_json(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n;
-	uint32_t cp;
+	struct utf8_iter it = utf8_iter(s, strlen(s));
+	struct utf8_char c;
 
 	fputc('"', out);
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		if (!n)
+	while (utf8_next(&it, &c)) {
+		if (!c.valid)
 			fputs("\xef\xbf\xbd", out);
-		else if (cp == '"' || cp == '\\')
-			fprintf(out, "\\%c", (char)cp);
-		else if (cp < 0x20 || cp == 0x7f)
-			fprintf(out, "\\u%04x", cp);
+		else if (c.cp == '"' || c.cp == '\\')
+			fprintf(out, "\\%c", (char)c.cp);
+		else if (c.cp < 0x20 || c.cp == 0x7f)
+			fprintf(out, "\\u%04x", c.cp);
 		else
-			fwrite(p, 1, n, out);
-		n = n ? n : 1;
-		p += n;
-		len -= n;
+			fwrite(c.p, 1, c.n, out);
 	}
 	fputc('"', out);
 }
 
 void quote_html(FILE *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), n;
-	uint32_t cp;
+	struct utf8_iter it = utf8_iter(s, strlen(s));
+	struct utf8_char c;
 
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		if (!n || (cp < 0x20 && cp != '\t' && cp != '\n') || cp == 0x7f)
+	while (utf8_next(&it, &c)) {
+		if (!c.valid || (c.cp < 0x20 && c.cp != '\t' && c.cp != '\n') || c.cp == 0x7f)
 			fputs("\xef\xbf\xbd", out);
-		else if (cp == '&')
+		else if (c.cp == '&')
 			fputs("&amp;", out);
-		else if (cp == '<')
+		else if (c.cp == '<')
 			fputs("&lt;", out);
-		else if (cp == '>')
+		else if (c.cp == '>')
 			fputs("&gt;", out);
-		else if (cp == '"')
+		else if (c.cp == '"')
 			fputs("&quot;", out);
-		else if (cp == '\'')
+		else if (c.cp == '\'')
 			fputs("&#39;", out);
 		else
-			fwrite(p, 1, n, out);
-		n = n ? n : 1;
-		p += n;
-		len -= n;
+			fwrite(c.p, 1, c.n, out);
 	}
 }
 
 void quote_html_script(FILE *out, const char *json)
 {
-	const unsigned char *p = (const unsigned char *)json;
-	size_t len = strlen(json), n;
-	uint32_t cp;
+	struct utf8_iter it = utf8_iter(json, strlen(json));
+	struct utf8_char c;
 
-	while (len) {
-		n = utf8_seq(p, len, &cp);
-		if (!n)
+	while (utf8_next(&it, &c)) {
+		if (!c.valid)
 			fputs("\\ufffd", out);
-		else if (cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 || cp == 0x2029)
-			fprintf(out, "\\u%04x", cp);
+		else if (c.cp == '<' || c.cp == '>' || c.cp == '&' ||
+			 c.cp == 0x2028 || c.cp == 0x2029)
+			fprintf(out, "\\u%04x", c.cp);
 		else
-			fwrite(p, 1, n, out);
-		n = n ? n : 1;
-		p += n;
-		len -= n;
+			fwrite(c.p, 1, c.n, out);
 	}
 }
