@@ -230,6 +230,11 @@ tests/workloads/libstack_alloc_nofp.so: tests/workloads/libstack_alloc.c
 tests/workloads/stack_alloc_nofp: tests/workloads/stack_alloc.c tests/workloads/libstack_alloc_nofp.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(NOFP_CFLAGS) -o $@ $< -Ltests/workloads -lstack_alloc_nofp -Wl,-rpath,'$$ORIGIN'
+# stripped_sites: as Debian ships its binaries, without a symbol table
+tests/workloads/stripped_sites: tests/workloads/stripped_sites.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -o $@ $<
+	$(Q)strip --strip-all $@
 tests/workloads/alloc_loop_glibc: tests/workloads/alloc_loop.c
 	$(Q)$(CC) $(WL_CFLAGS) -o $@ $<
 tests/workloads/alloc_loop_jemalloc: tests/workloads/alloc_loop.c

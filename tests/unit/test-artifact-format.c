@@ -3,7 +3,8 @@
  * The artifact format's round trip: every record type, with every key the
  * tables of util/artifact/artifact-format.h give it, written by the writers memtrack
  * uses (encode_alloc_event() through the encoder, artifact__pack_meta(),
- * proc_table__pack(), pack_frame_record(), pack_stack_record()), then read
+ * proc_table__pack(), pack_module_record(), pack_frame_record(),
+ * pack_stack_record()), then read
  * back by the reader and printed by report --dump's artifact_record__dump().
  * A key that a writer leaves out, that the reader or the dump drops, or
  * that the table gains without a writer, fails here.
@@ -52,6 +53,10 @@ static struct artifact_record expected[ARTIFACT_TYPE_MAX] = {
 		.type = ARTIFACT_STACK, .pid = 4242, .id = 7,
 		.frames = { frame_ids, ARRAY_SIZE(frame_ids) },
 	},
+	[ARTIFACT_MODULE] = {
+		.type = ARTIFACT_MODULE, .module = "/usr/bin/make", .start = 0x401000,
+		.end = 0x402000, .offset = 0x1000, .build_id = "0123456789abcdef",
+	},
 };
 
 /* the keys the tables give a record type */
@@ -73,6 +78,10 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	const struct artifact_record *p = &expected[ARTIFACT_PROCESS];
 	const struct artifact_record *f = &expected[ARTIFACT_FRAME];
 	const struct artifact_record *s = &expected[ARTIFACT_STACK];
+	const struct artifact_record *mod = &expected[ARTIFACT_MODULE];
+	struct module_record module = { .module = mod->module, .build_id = mod->build_id,
+					.start = mod->start, .end = mod->end,
+					.offset = mod->offset };
 	struct mt_proc_event fork = { .kind = MT_FORK, .pid = p->pid, .ppid = p->ppid,
 				      .ts = p->start };
 	struct mt_proc_event exec = { .kind = MT_EXEC, .pid = p->pid };
@@ -114,6 +123,7 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	proc_table__pack(&pt, pk);
 	proc_table__exit(&pt);
 
+	pack_module_record(pk, &module);
 	pack_frame_record(pk, &frame);
 	pack_stack_record(pk, s->id, s->pid, s->frames.v, s->frames.n);
 }

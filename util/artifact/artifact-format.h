@@ -77,7 +77,8 @@
 	X(META,		Meta)		\
 	X(PROCESS,	Process)	\
 	X(FRAME,	Frame)		\
-	X(STACK,	Stack)
+	X(STACK,	Stack)		\
+	X(MODULE,	Module)
 
 enum artifact_type {
 	ARTIFACT_EVENT = 1,	/* an allocation event: see artifact_record.kind */
@@ -122,7 +123,10 @@ enum artifact_type {
  * known, "inlined" (true) for a function inlined at ip, whose frame comes
  * before its caller's; Process's "backend" is "preload" or "bpf" (with "bpf_why", a word or two), its
  * "execs" the times of its execs, in order (the heap of the image before
- * each is gone with its address space).
+ * each is gone with its address space).  A Module record says where a
+ * module of the Frame records was mapped, in the first process seen to map it:
+ * its code mapping [start, end) at file offset "offset", and its GNU build id
+ * ("build_id", hex) when it has one; the "ip" of its frames is in that mapping.
  */
 #define ARTIFACT_KEYS(X)						\
 	X(PID,		pid,		I32,	AR_IN(EVENT) | AR_IN(PROCESS) | AR_IN(STACK)) \
@@ -140,8 +144,8 @@ enum artifact_type {
 	X(VERSION,	version,	STR,	AR_IN(META))			\
 	X(COMMAND,	command,	STR,	AR_IN(META))			\
 	X(ROOT_PID,	root_pid,	I32,	AR_IN(META))			\
-	X(START,	start,		U64,	AR_IN(META) | AR_IN(PROCESS))	\
-	X(END,		end,		U64,	AR_IN(META))			\
+	X(START,	start,		U64,	AR_IN(META) | AR_IN(PROCESS) | AR_IN(MODULE)) \
+	X(END,		end,		U64,	AR_IN(META) | AR_IN(MODULE))	\
 	X(EXIT,		exit,		U64,	AR_IN(PROCESS))			\
 	X(DROPS,	drops,		DROPS,	AR_IN(META))			\
 	X(EXIT_CODE,	exit_code,	I32,	AR_IN(META) | AR_IN(PROCESS))	\
@@ -154,13 +158,14 @@ enum artifact_type {
 	X(BLIND,	blind,		U32,	AR_IN(META))			\
 	X(ID,		id,		U64,	AR_IN(FRAME) | AR_IN(STACK))	\
 	X(IP,		ip,		U64,	AR_IN(FRAME))			\
-	X(MODULE,	module,		STR,	AR_IN(FRAME))			\
+	X(MODULE,	module,		STR,	AR_IN(FRAME) | AR_IN(MODULE))	\
 	X(SYMBOL,	symbol,		STR,	AR_IN(FRAME))			\
-	X(OFFSET,	offset,		U64,	AR_IN(FRAME))			\
+	X(OFFSET,	offset,		U64,	AR_IN(FRAME) | AR_IN(MODULE))	\
 	X(FILE,		file,		STR,	AR_IN(FRAME))			\
 	X(LINE,		line,		U32,	AR_IN(FRAME))			\
 	X(INLINED,	inlined,	BOOL,	AR_IN(FRAME))			\
-	X(FRAMES,	frames,		IDS,	AR_IN(STACK))
+	X(FRAMES,	frames,		IDS,	AR_IN(STACK))			\
+	X(BUILD_ID,	build_id,	STR,	AR_IN(MODULE))
 
 enum artifact_field {
 #define ARTIFACT_FIELD_ENUM(id, key, type, in)	AK_##id,
@@ -269,7 +274,7 @@ void artifact_record__pack(msgpack_packer *pk, const struct artifact_record *rec
 /* the Meta record: the run's keys set by the caller, with format and tool */
 void artifact__pack_meta(msgpack_packer *pk, const struct artifact_record *run);
 
-/* a Frame record; symbol and file are left out when NULL, inlined when false */
+/* a Frame record; module, symbol and file are left out when NULL, inlined when false */
 struct frame_record {
 	uint64_t id, ip, offset;
 	const char *module, *symbol, *file;
@@ -278,6 +283,13 @@ struct frame_record {
 };
 
 void pack_frame_record(msgpack_packer *pk, const struct frame_record *f);
+/* a Module record; build_id left out when NULL */
+struct module_record {
+	const char *module, *build_id;
+	uint64_t start, end, offset;
+};
+
+void pack_module_record(msgpack_packer *pk, const struct module_record *m);
 /* a Stack record: frame ids, innermost first */
 void pack_stack_record(msgpack_packer *pk, uint64_t id, int32_t pid,
 		       const uint64_t *frames, uint32_t nr);

@@ -91,7 +91,8 @@ void pack_frame_record(msgpack_packer *pk, const struct frame_record *f)
 
 	artifact_record__set_id(&r, f->id);
 	artifact_record__set_ip(&r, f->ip);
-	artifact_record__set_module(&r, f->module);
+	if (f->module)
+		artifact_record__set_module(&r, f->module);
 	if (f->symbol)
 		artifact_record__set_symbol(&r, f->symbol);
 	artifact_record__set_offset(&r, f->offset);
@@ -101,6 +102,19 @@ void pack_frame_record(msgpack_packer *pk, const struct frame_record *f)
 	}
 	if (f->inlined)
 		artifact_record__set_inlined(&r, true);
+	artifact_record__pack(pk, &r);
+}
+
+void pack_module_record(msgpack_packer *pk, const struct module_record *m)
+{
+	struct artifact_record r = { .type = ARTIFACT_MODULE };
+
+	artifact_record__set_module(&r, m->module);
+	if (m->build_id)
+		artifact_record__set_build_id(&r, m->build_id);
+	artifact_record__set_start(&r, m->start);
+	artifact_record__set_end(&r, m->end);
+	artifact_record__set_offset(&r, m->offset);
 	artifact_record__pack(pk, &r);
 }
 

@@ -311,7 +311,8 @@ static int next_side_record(struct artifact *a, const struct artifact_record **r
 		if (ret != 0 && ret != RECORD_SKIPPED)
 			break;		/* cut or bad: the rest of them is lost */
 		a->records++;
-		if (ret == 0 && (a->rec.type == ARTIFACT_FRAME || a->rec.type == ARTIFACT_STACK)) {
+		if (ret == 0 && (a->rec.type == ARTIFACT_FRAME || a->rec.type == ARTIFACT_STACK ||
+				 a->rec.type == ARTIFACT_MODULE)) {
 			*recp = &a->rec;
 			return 1;
 		}

@@ -138,10 +138,28 @@ static uint64_t function_id(struct pprof *p, const char *name, const char *syste
 	return fn->id;
 }
 
+/* where the module was mapped (the frames' addresses are in there) and its build id */
+static int describe_mapping(struct pprof *p, pb_mapping *m, const struct report_module *mod)
+{
+	int64_t b;
+
+	if (!mod)
+		return 0;
+	m->memory_start = mod->start;
+	m->memory_limit = mod->end;
+	m->file_offset = mod->offset;
+	b = string(p, mod->build_id);
+	if (b < 0)
+		return b;
+	m->build_id = b;
+	return 0;
+}
+
 /* the mapping of a frame's module (0: none), its flags updated by the frame */
 static int mapping_id(struct pprof *p, const struct report_frame *f, uint64_t *id)
 {
 	int64_t s;
+	int err;
 	pb_mapping *m;
 	bool added;
 
@@ -159,6 +177,9 @@ static int mapping_id(struct pprof *p, const struct report_frame *f, uint64_t *i
 		perftools__profiles__mapping__init(m);
 		m->id = p->nr_mappings;
 		m->filename = s;
+		err = describe_mapping(p, m, f->map);
+		if (err)
+			return err;
 	}
 	m->has_functions |= f->symbol != NULL;
 	m->has_filenames |= f->file != NULL;

@@ -47,6 +47,8 @@ struct report_sites {
 	struct u64_map stack_index;	/* stack id -> stacks[] index */
 	uint64_t *frame_ids;
 	size_t nr_ids, cap_ids;
+	struct report_module *modules;	/* sorted by path by prepare_frames() */
+	size_t nr_modules, cap_modules;
 	bool raw_names;			/* symbols as in the binaries, not demangled */
 };
 
@@ -74,6 +76,12 @@ static void frame__exit(struct report_frame *f)
 	free(f->name);
 }
 
+static void module__exit(struct report_module *m)
+{
+	free(m->path);
+	free(m->build_id);
+}
+
 void report_sites__set_demangle(struct report_sites *ss, bool demangle)
 {
 	ss->raw_names = !demangle;
@@ -88,6 +96,9 @@ void report_sites__delete(struct report_sites *ss)
 	for (i = 0; i < ss->nr_frames; i++)
 		frame__exit(&ss->frames[i]);
 	free(ss->frames);
+	for (i = 0; i < ss->nr_modules; i++)
+		module__exit(&ss->modules[i]);
+	free(ss->modules);
 	free(ss->stacks);
 	free(ss->frame_ids);
 	free(ss->acc);
@@ -103,6 +114,12 @@ void report_sites__delete(struct report_sites *ss)
 static char *dup_nonempty(const char *s)
 {
 	return s && *s ? strdup(s) : NULL;
+}
+
+/* a name the symbolizer did not know: absent (artifacts before 0.2 say "[unknown]") */
+static char *dup_known(const char *s)
+{
+	return s && strcmp(s, "[unknown]") ? dup_nonempty(s) : NULL;
 }
 
 /* the frame of id, added unknown when absent; NULL when out of memory */
@@ -132,12 +149,36 @@ static int take_frame(struct report_sites *ss, const struct artifact_record *rec
 	f->offset = rec->offset;
 	f->line = rec->line;
 	f->inlined = rec->inlined;
-	f->module = dup_nonempty(rec->module);
-	if (rec->symbol && *rec->symbol) {
+	f->module = dup_known(rec->module);
+	if (rec->symbol && *rec->symbol && strcmp(rec->symbol, "[unknown]")) {
 		f->symbol = symbol_name__display(rec->symbol, !ss->raw_names);
 		f->raw_symbol = symbol_name__display(rec->symbol, false);
 	}
 	f->file = dup_nonempty(rec->file);
+	return 0;
+}
+
+static int take_module(struct report_sites *ss, const struct artifact_record *rec)
+{
+	struct report_module *m;
+
+	if (!rec->module || !*rec->module || rec->end <= rec->start)
+		return 0;
+	if (grow_array((void **)&ss->modules, &ss->cap_modules, ss->nr_modules + 1,
+		       sizeof(*ss->modules)))
+		return -ENOMEM;
+	m = &ss->modules[ss->nr_modules];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(rec->module);
+	m->build_id = dup_nonempty(rec->build_id);
+	m->start = rec->start;
+	m->end = rec->end;
+	m->offset = rec->offset;
+	if (!m->path) {
+		module__exit(m);
+		return -ENOMEM;
+	}
+	ss->nr_modules++;
 	return 0;
 }
 
@@ -178,6 +219,8 @@ int report_sites__record(struct report_sites *ss, const struct artifact_record *
 		return rec->has & AR_HAS(AK_ID) ? take_frame(ss, rec) : 0;
 	case ARTIFACT_STACK:
 		return rec->has & AR_HAS(AK_ID) ? take_stack(ss, rec) : 0;
+	case ARTIFACT_MODULE:
+		return take_module(ss, rec);
 	default:
 		return 0;
 	}
@@ -425,7 +468,42 @@ static int cmp_raw(const void *x, const void *y, void *arg)
 	return r ? r : cmp_u64(a->acc->stack, b->acc->stack);
 }
 
-/* every frame id the stacks name has a frame, and every frame a name */
+static int cmp_module(const void *x, const void *y)
+{
+	const struct report_module *a = x, *b = y;
+
+	return strcmp(a->path, b->path);
+}
+
+/* the modules by path, each once (a run's side records and trailer say the same) */
+static void sort_modules(struct report_sites *ss)
+{
+	size_t i, kept = 0;
+
+	if (!ss->nr_modules)
+		return;
+	qsort(ss->modules, ss->nr_modules, sizeof(*ss->modules), cmp_module);
+	for (i = 1; i < ss->nr_modules; i++) {
+		if (!strcmp(ss->modules[i].path, ss->modules[kept].path)) {
+			module__exit(&ss->modules[i]);
+			continue;
+		}
+		ss->modules[++kept] = ss->modules[i];
+	}
+	ss->nr_modules = kept + 1;
+}
+
+static const struct report_module *find_module(const struct report_sites *ss,
+					       const char *path)
+{
+	struct report_module key = { .path = (char *)path };
+
+	if (!path || !ss->nr_modules)
+		return NULL;
+	return bsearch(&key, ss->modules, ss->nr_modules, sizeof(key), cmp_module);
+}
+
+/* every frame id the stacks name has a frame, and every frame a name and its module */
 static int prepare_frames(struct report_sites *ss)
 {
 	size_t i;
@@ -433,9 +511,12 @@ static int prepare_frames(struct report_sites *ss)
 	for (i = 0; i < ss->nr_ids; i++)
 		if (!get_frame(ss, ss->frame_ids[i]))
 			return -ENOMEM;
-	for (i = 0; i < ss->nr_frames; i++)
+	sort_modules(ss);
+	for (i = 0; i < ss->nr_frames; i++) {
 		if (name_frame(&ss->frames[i]))
 			return -ENOMEM;
+		ss->frames[i].map = find_module(ss, ss->frames[i].module);
+	}
 	return 0;
 }
 

@@ -47,6 +47,14 @@ enum report_site_kind {
 	REPORT_SITE_NO_STACK,		/* the allocations without a "stack" key */
 };
 
+/* where a module was mapped (its Module record), for pprof's mappings */
+struct report_module {
+	char *path;
+	char *build_id;			/* hex; NULL when not recorded */
+	uint64_t start, end;		/* [start, end): a frame's ip is in there */
+	uint64_t offset;		/* file offset of start */
+};
+
 struct report_frame {
 	uint64_t id;
 	bool known;			/* its Frame record was read */
@@ -58,6 +66,7 @@ struct report_frame {
 					 * version suffix; NULL when absent or empty */
 	char *raw_symbol;		/* as the binary spells it, without the suffix */
 	char *name;			/* symbol, module basename+0xoffset, or [unknown] */
+	const struct report_module *map;	/* of module; NULL without a Module record */
 };
 
 struct report_site {
@@ -93,7 +102,7 @@ void report_sites__set_demangle(struct report_sites *ss, bool demangle);
 
 /* ---- the streaming half, for report_summary ---- */
 
-/* any record: keeps Frame and Stack records, notes events with a stack */
+/* any record: keeps Frame, Stack and Module records, notes events with a stack */
 int report_sites__record(struct report_sites *ss, const struct artifact_record *rec);
 /* *site: the site index of an allocation event (>= 1); 0 or -ENOMEM, -E2BIG */
 int report_sites__site(struct report_sites *ss, const struct artifact_record *rec,

@@ -286,7 +286,8 @@ int report_suppressions__read(struct report_suppressions *sup, const char *path,
 
 static bool pattern_matches_frame(const char *pattern, const struct report_frame *f)
 {
-	return (symbol_known(f) && suppression_pattern__match(pattern, f->symbol)) ||
+	return (symbol_known(f) ? suppression_pattern__match(pattern, f->symbol) :
+				  suppression_pattern__match(pattern, f->name)) ||
 	       suppression_pattern__match(pattern, f->module) ||
 	       suppression_pattern__match(pattern, f->file);
 }

@@ -19,12 +19,23 @@ struct sym_frame {
 	const char *module;	/* path of the mapped file, "[unknown]" when no mapping covers ip */
 	const char *symbol;	/* function name as in the ELF (not demangled), "[unknown]" if none;
 				 * an inlined function's linkage name (or name) from DWARF */
-	uint64_t offset;	/* ip - symbol start; without a symbol, ip's address in the
-				 * module's link-time view (ip - load bias); without a module,
-				 * ip; 0 for an inlined function */
+	uint64_t offset;	/* ip - symbol start; without a symbol, ip's offset in the
+				 * module's file (what perf and pprof call it); without a
+				 * module, ip; 0 for an inlined function */
 	const char *file;	/* source file, NULL without debug info */
 	uint32_t line;		/* 0 without debug info */
 	bool inlined;		/* a function inlined at ip, not a frame of its own */
+};
+
+/* a build id's bytes at most (GNU's are 20) */
+#define SYM_BUILD_ID_MAX	32
+
+/* the mapping of the module an address was found in */
+struct sym_map_info {
+	const char *module;	/* its path, as sym_frame.module; NULL: no mapping */
+	const char *build_id;	/* hex, NULL when the file has none */
+	uint64_t start, end;	/* [start, end) in the process */
+	uint64_t pgoff;		/* file offset of start */
 };
 
 #endif

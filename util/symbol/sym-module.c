@@ -146,6 +146,17 @@ static void elf_find_sections(Elf *elf, struct elf_sections *es)
 	}
 }
 
+static void module_read_build_id(struct sym_module *mod)
+{
+	const unsigned char *id;
+	ssize_t len = dwelf_elf_gnu_build_id(mod->elf, (const void **)&id), i;
+
+	if (len <= 0 || len > SYM_BUILD_ID_MAX)
+		return;
+	for (i = 0; i < len; i++)
+		snprintf(&mod->build_id[2 * i], 3, "%02x", id[i]);
+}
+
 /* the file and its segments: what unwind rules need; under mod->lock */
 bool sym_module__prepare(struct sym_module *mod)
 {
@@ -180,6 +191,7 @@ bool sym_module__prepare(struct sym_module *mod)
 	}
 	mod->is_exec = eh.e_type == ET_EXEC;
 	module_read_segments(mod);
+	module_read_build_id(mod);
 	return true;
 }
 

@@ -51,6 +51,7 @@ struct sym_module {
 	bool loaded;		/* sym_module__load() ran */
 	bool warned;
 	bool is_exec;		/* ET_EXEC: ip is the link-time address */
+	char build_id[2 * SYM_BUILD_ID_MAX + 1];	/* hex; "" when it has none */
 	struct load_seg *segs;
 	size_t nr_segs;
 	struct elf_symtab symtab;

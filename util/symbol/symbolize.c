@@ -609,10 +609,10 @@ static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m
 }
 
 static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
-		   struct sym_frame *out, int max)
+		   struct sym_frame *out, int max, struct sym_map_info *info)
 {
 	struct sym_module *mod;
-	uint64_t vaddr;
+	uint64_t vaddr, foff;
 	struct map m;
 	int n;
 
@@ -620,24 +620,35 @@ static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 		return -EINVAL;
 	out[0] = (struct sym_frame){ .module = SYM_UNKNOWN, .symbol = SYM_UNKNOWN,
 				     .offset = ip };
+	if (info)
+		*info = (struct sym_map_info){ 0 };
 	if (!s)
 		return -EINVAL;
 	if (!find_map(s, pid, ip, &m, REFRESH_ON_MISS))
 		return 1;
 	mod = m.mod;
+	foff = ip - m.start + m.pgoff;
 	pthread_mutex_lock(&mod->lock);
 	if (!mod->loaded)
 		sym_module__load(mod, s->debuginfo, s->cache_dir);
-	vaddr = sym_module__vaddr(mod, ip, ip - m.start + m.pgoff);
+	vaddr = sym_module__vaddr(mod, ip, foff);
 	n = sym_module__frames(mod, vaddr, ret_addr && vaddr ? vaddr - 1 : vaddr, out, max);
 	pthread_mutex_unlock(&mod->lock);
+	/* no symbol: the place in the file is what one can look up (objdump, addr2line) */
+	if (!strcmp(out[n - 1].symbol, SYM_UNKNOWN))
+		out[n - 1].offset = foff;
+	if (info)
+		*info = (struct sym_map_info){
+			.module = mod->path, .build_id = mod->build_id[0] ? mod->build_id : NULL,
+			.start = m.start, .end = m.end, .pgoff = m.pgoff,
+		};
 	return n;
 }
 
 int symbolizer__resolve_frames(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
-			       struct sym_frame *out, int max)
+			       struct sym_frame *out, int max, struct sym_map_info *info)
 {
-	return resolve(s, pid, ip, ret_addr, out, max);
+	return resolve(s, pid, ip, ret_addr, out, max, info);
 }
 
 /* the function's own frame: the last of ip's frames */
@@ -649,7 +660,7 @@ static int resolve_one(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_ad
 
 	if (!out)
 		return -EINVAL;
-	n = resolve(s, pid, ip, ret_addr, frames, SYM_MAX_FRAMES);
+	n = resolve(s, pid, ip, ret_addr, frames, SYM_MAX_FRAMES, NULL);
 	*out = frames[n < 0 ? 0 : n - 1];
 	return n < 0 ? n : 0;
 }

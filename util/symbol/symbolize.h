@@ -125,10 +125,10 @@ int symbolizer__resolve_pc(struct symbolizer *s, pid_t pid, uint64_t ip,
  * function of ip, whose file:line is that of the outermost inlined call,
  * and whose frame is what symbolizer__resolve() gives.  Returns how many,
  * 1 to max (max >= 1; -EINVAL otherwise); the innermost ones are kept when
- * there are more.
+ * there are more.  info (may be NULL) gets the mapping ip was found in.
  */
 int symbolizer__resolve_frames(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
-			       struct sym_frame *out, int max);
+			       struct sym_frame *out, int max, struct sym_map_info *info);
 
 struct unwind_rule;
 

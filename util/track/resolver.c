@@ -8,6 +8,7 @@
 
 #include "util/track/encoder.h"
 #include "util/track/resolver.h"
+#include "util/u64-map.h"
 #include "util/util.h"
 
 #define QUEUE_SLOTS	1024
@@ -18,6 +19,11 @@ struct frame_entry {
 	struct sym_frame f;
 	uint64_t ip;		/* the first address seen for it */
 	uint64_t id;		/* 0: empty slot */
+};
+
+/* a module of the frames, as the first process seen to map it mapped it */
+struct module_entry {
+	struct sym_map_info map;
 };
 
 struct stack_entry {
@@ -47,13 +53,16 @@ struct resolver {
 	size_t nstacks, stacks_cap;
 	uint64_t *frame_ids;
 	size_t nframe_ids, frame_ids_cap;
+	struct module_entry *modules;
+	size_t nmodules, modules_cap;
+	struct u64_map module_index;	/* its path's address -> modules[] index */
 
 	/* side records: what the last flush packed */
 	void (*flush)(void *ctx, resolver_pack_fn *pack, void *pack_arg);
 	void *flush_ctx;
 	uint64_t flushed_ns;
 	uint64_t flushed_frames;	/* frame ids up to this one */
-	size_t flushed_stacks;
+	size_t flushed_stacks, flushed_modules;
 };
 
 /*
@@ -100,6 +109,35 @@ static int rehash_frames(struct resolver *r)
 	return 0;
 }
 
+/*
+ * ip as an address in its module's first mapping, the one its Module record
+ * gives: a frame's ip then means the same place whichever process it was
+ * first seen in (their libraries are mapped at other addresses).  An
+ * address not in the module (no mapping, or the module not recorded) is
+ * kept as it is.
+ */
+static uint64_t module_ip(struct resolver *r, const struct sym_map_info *m, uint64_t ip)
+{
+	const struct sym_map_info *first;
+	struct module_entry *e;
+	uint64_t foff;
+	bool added;
+
+	if (!m->module)
+		return ip;
+	e = u64_map__element(&r->module_index, (uintptr_t)m->module, (void **)&r->modules,
+			     &r->nmodules, &r->modules_cap, sizeof(*e), &added);
+	if (!e)
+		return ip;
+	if (added)
+		e->map = *m;
+	first = &e->map;
+	foff = ip - m->start + m->pgoff;
+	if (foff < first->pgoff || foff - first->pgoff >= first->end - first->start)
+		return ip;
+	return first->start + (foff - first->pgoff);
+}
+
 /* the id of a frame, a new one the first time it is seen */
 static uint64_t frame_id(struct resolver *r, const struct sym_frame *f, uint64_t ip)
 {
@@ -119,7 +157,9 @@ static uint64_t frame_id(struct resolver *r, const struct sym_frame *f, uint64_t
 static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, bool last_try)
 {
 	struct sym_frame f[SYM_MAX_FRAMES];
+	struct sym_map_info map;
 	struct stack_entry *st;
+	uint64_t ip;
 	uint32_t i, nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES;
 	size_t first = r->nframe_ids;
 	int n, k;
@@ -129,7 +169,7 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 	for (i = 0; i < nr; i++) {
 		/* every ip is a return address: BPF and the unwinders start at the caller */
 		n = symbolizer__resolve_frames(r->sym, rec->pid, rec->ips[i], true, f,
-					       SYM_MAX_FRAMES);
+					       SYM_MAX_FRAMES, &map);
 		/* the caller's module unknown: the process's exec or fork is not seen yet */
 		if (!i && !last_try && !strcmp(f[0].module, SYM_UNKNOWN)) {
 			r->nframe_ids = first;
@@ -140,8 +180,9 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 			r->nframe_ids = first;
 			return -ENOMEM;
 		}
+		ip = module_ip(r, &map, rec->ips[i]);
 		for (k = 0; k < n; k++)
-			r->frame_ids[r->nframe_ids++] = frame_id(r, &f[k], rec->ips[i]);
+			r->frame_ids[r->nframe_ids++] = frame_id(r, &f[k], ip);
 	}
 	st = &r->stacks[r->nstacks++];
 	st->id = rec->id;
@@ -183,16 +224,31 @@ static void resolve_batch(struct resolver *r, struct mt_stack_record *batch, uns
 	pstats__resolve(r->stats, t0, now_ns(), n);
 }
 
+/* what the symbolizer does not know is left out: report names the frame module+0xoffset */
+static const char *known(const char *s)
+{
+	return s && strcmp(s, SYM_UNKNOWN) ? s : NULL;
+}
+
 static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
 {
 	struct frame_record rec = {
 		.id = f->id, .ip = f->ip, .offset = f->f.offset,
-		.module = f->f.module ? f->f.module : SYM_UNKNOWN,
-		.symbol = f->f.symbol ? f->f.symbol : SYM_UNKNOWN,
+		.module = known(f->f.module), .symbol = known(f->f.symbol),
 		.file = f->f.file, .line = f->f.line, .inlined = f->f.inlined,
 	};
 
 	pack_frame_record(pk, &rec);
+}
+
+static void pack_module(msgpack_packer *pk, const struct module_entry *e)
+{
+	struct module_record rec = {
+		.module = e->map.module, .build_id = e->map.build_id,
+		.start = e->map.start, .end = e->map.end, .offset = e->map.pgoff,
+	};
+
+	pack_module_record(pk, &rec);
 }
 
 /* the frames and stacks resolved since the last flush */
@@ -201,6 +257,8 @@ static void pack_new(msgpack_packer *pk, void *arg)
 	struct resolver *r = arg;
 	size_t i;
 
+	for (i = r->flushed_modules; i < r->nmodules; i++)
+		pack_module(pk, &r->modules[i]);
 	for (i = 0; i < r->frames_cap; i++)
 		if (r->frames[i].id > r->flushed_frames)
 			pack_frame(pk, &r->frames[i]);
@@ -221,6 +279,7 @@ static void flush_if_due(struct resolver *r)
 	r->flushed_ns = now;
 	r->flushed_frames = r->nframes;
 	r->flushed_stacks = r->nstacks;
+	r->flushed_modules = r->nmodules;
 }
 
 /* waits for stacks; a second without any ends the wait, for a flush that is due */
@@ -348,6 +407,8 @@ void resolver__pack(struct resolver *r, msgpack_packer *pk)
 {
 	size_t i;
 
+	for (i = 0; i < r->nmodules; i++)
+		pack_module(pk, &r->modules[i]);
 	for (i = 0; i < r->frames_cap; i++)
 		if (r->frames[i].id)
 			pack_frame(pk, &r->frames[i]);
@@ -377,6 +438,8 @@ void resolver__delete(struct resolver *r)
 	free(r->frames);
 	free(r->stacks);
 	free(r->frame_ids);
+	free(r->modules);
+	u64_map__exit(&r->module_index);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->filled);
 	pthread_cond_destroy(&r->drained);

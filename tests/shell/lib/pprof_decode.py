@@ -3,7 +3,8 @@
 # python3-protobuf) and the Python module protoc made from util/report/profile.proto,
 # and prints it as JSON for the shell tests: the sample types, the total of
 # each, and every sample's stack, leaf first, each location as its lines
-# (inlined functions first), each line "function file:line".
+# (inlined functions first), each line "function file:line", with its address
+# and its mapping (start, limit, file offset, build id).
 #   pprof_decode.py <dir of profile_pb2.py> <profile.pb.gz>
 import gzip
 import json
@@ -36,9 +37,15 @@ def line(ln):
 def location(lid):
     loc = locations[lid]
     assert loc.mapping_id == 0 or loc.mapping_id in mappings, "mapping of a location"
+    m = mappings[loc.mapping_id] if loc.mapping_id else None
     return {
-        "module": s[mappings[loc.mapping_id].filename] if loc.mapping_id else None,
+        "module": s[m.filename] if m else None,
         "lines": [line(ln) for ln in loc.line],
+        "address": loc.address,
+        "mapping": {
+            "start": m.memory_start, "limit": m.memory_limit,
+            "offset": m.file_offset, "build_id": s[m.build_id],
+        } if m else None,
     }
 
 
