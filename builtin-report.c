@@ -631,6 +631,8 @@ int cmd_report(int argc, const char **argv)
 			    "symbol names as in the binaries, not demangled"),
 		OPT_STRING(0, "suppressions", &o.suppressions, "file",
 			   "blocks live at exit that are not leaks: leak:<pattern> lines (LSan's)"),
+		OPT_BOOLEAN(0, "show-libc-frees", &o.show_libc_frees,
+			    "count the blocks glibc freed at exit (__libc_freeres) as live"),
 		OPT_BOOLEAN(0, "no-default-suppressions", &o.no_default_suppressions,
 			    "count libstdc++'s emergency pool and the like as leaks"),
 		OPT_CALLBACK(0, "fail-if", &o.gates, "limit",

@@ -270,6 +270,8 @@ int cmd_track(int argc, const char **argv)
 			     "stop tracking after this long; the tree runs on"),
 		OPT_BOOLEAN(0, "no-freezer", &opts.no_freezer,
 			    "pause producers with SIGSTOP only, not the tree's cgroup freezer"),
+		OPT_BOOLEAN(0, "no-libc-freeres", &opts.no_libc_freeres,
+			    "leave glibc's buffers and tables unfreed at exit (the shim's processes)"),
 		OPT_BOOLEAN('q', "quiet", &opts.quiet, "no summary line at the end, no shim warnings"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose (libbpf's log with -vv)"),
 		OPT_BOOLEAN(0, "check-bpf", &opts.check_bpf,

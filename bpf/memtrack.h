@@ -129,7 +129,7 @@ struct mt_alloc_event {
 	__u32 kind;
 	__u32 pid;		/* tgid */
 	__u32 tid;
-	__u32 flags;		/* MT_EVENT_STACK_SEQ */
+	__u32 flags;		/* MT_EVENT_STACK_SEQ, MT_EVENT_FREERES */
 	__u64 ts;		/* CLOCK_MONOTONIC ns */
 	__u64 addr;
 	__u64 size;
@@ -139,6 +139,8 @@ struct mt_alloc_event {
 
 /* stack is the seq of a raw stack copy, for userspace to trade for the stack's id */
 #define MT_EVENT_STACK_SEQ	(1U << 0)
+/* a free made by glibc's __libc_freeres() at the process's exit (the shim's) */
+#define MT_EVENT_FREERES	(1U << 1)
 
 #define MT_MAX_FRAMES	127
 

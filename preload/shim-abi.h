@@ -84,9 +84,12 @@ struct shim_control {
 	__u32 magic;
 	__u32 poller_asleep;
 	__u32 call_graph;	/* enum mt_call_graph */
-	__u32 pad;
+	__u32 flags;		/* SHIM_CTL_* */
 	__u64 ring_size;	/* the data area of each ring */
 };
+
+/* call glibc's __libc_freeres() at exit, after the program's exit handlers and destructors */
+#define SHIM_CTL_FREERES	(1U << 0)
 
 /*
  * A ring: one page of header, then the data area, mapped twice in a row by
@@ -134,6 +137,7 @@ enum shim_rec_kind {
 	SHIM_REC_REALLOC,	/* struct shim_realloc_rec */
 	SHIM_REC_FREE,		/* struct shim_free_rec */
 	SHIM_REC_STACK,		/* struct shim_stack_rec, before the first event using it */
+	SHIM_REC_FREERES,	/* struct shim_free_rec: a free made in glibc's __libc_freeres() */
 	SHIM_REC_MAX,
 };
 

@@ -69,7 +69,7 @@ struct shim_proc {
 	uint32_t state;
 	uint32_t lock;
 	int sock;
-	uint32_t pad;
+	int32_t pid;		/* whose page this is: a vfork child shares it */
 	uint64_t sock_ino;	/* to tell our socket from a reused fd number */
 	const struct shim_control *ctl;
 	struct ring_ref *rings;		/* this incarnation's, for unmapping when their thread ends */
@@ -412,6 +412,7 @@ static void proc_init(struct shim_proc *p, uint32_t tid)
 			close(last_sock);
 		last_sock = -1;
 		if (join_memtrack(p, tid)) {
+			p->pid = getpid();
 			p->state = PROC_ACTIVE;
 			__atomic_store_n(&p->epoch, ++epochs, __ATOMIC_RELEASE);
 		} else {
@@ -817,7 +818,7 @@ void shim_record_free(struct shim_thread *t, void *p)
 		return;
 	r->ts = now_ns();
 	r->addr = (uintptr_t)p;
-	commit(r, pos, sizeof(*r), SHIM_REC_FREE);
+	commit(r, pos, sizeof(*r), unlikely(t->freeres) ? SHIM_REC_FREERES : SHIM_REC_FREE);
 }
 
 /*
@@ -867,4 +868,50 @@ bool shim_write_stack(struct shim_thread *t, uint32_t id, const uint64_t *ips, u
 	memcpy(r->ips, ips, nr * sizeof(uint64_t));
 	commit(r, pos, len, SHIM_REC_STACK);
 	return true;
+}
+
+/* ---- at exit: what glibc keeps for the whole run ---------------------------- */
+
+extern void __libc_freeres(void) __attribute__((weak));
+extern char __libc_single_threaded __attribute__((weak));
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+/* this process's, recorded, and asked for; not a vfork child in its parent's memory */
+static bool freeres_wanted(const struct shim_proc *p)
+{
+	return p && __atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == PROC_ACTIVE && p->ctl &&
+	       (p->ctl->flags & SHIM_CTL_FREERES) && &__libc_freeres &&
+	       &__libc_single_threaded && p->pid == getpid();
+}
+
+/*
+ * glibc frees its stdio buffers, locale and NSS tables only in
+ * __libc_freeres(), which valgrind calls at exit: without it every program
+ * that uses stdio leaks them.  It frees what another thread may still use:
+ * only in a process that never made a thread.  It flushes every stream in
+ * the order exit()'s own last flush would, which then has nothing left.
+ */
+static void freeres_at_exit(void *arg)
+{
+	struct shim_thread *t = &shim_self;
+
+	(void)arg;
+	if (!freeres_wanted(proc) || !__libc_single_threaded)
+		return;
+	t->freeres = 1;
+	__libc_freeres();
+	t->freeres = 0;
+}
+
+/*
+ * The destructors run in _dl_fini, the first exit handler registered and
+ * so the last to run; a handler registered while the handlers run is run
+ * next, after the one that registered it.  Registered from a destructor,
+ * ours runs once every exit handler and destructor of the program has.
+ * Registered with no DSO: the shim's own __cxa_finalize must not run it.
+ */
+__attribute__((destructor)) static void shim_at_exit(void)
+{
+	if (freeres_wanted(proc))
+		__cxa_atexit(freeres_at_exit, NULL, NULL);
 }

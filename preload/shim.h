@@ -92,6 +92,7 @@ struct shim_thread {
 	uint64_t populated;	/* of the first lap, the bytes whose pages are mapped */
 	uint32_t depth;		/* inside an allocator call or the shim: nested calls pass */
 	uint32_t unwinding;	/* a signal handler must not unwind over our own unwind */
+	uint32_t freeres;	/* inside __libc_freeres(): its frees are glibc's */
 	uint32_t tid;
 	uint32_t next_stack_id;
 	struct shim_stack_table stacks;

@@ -19,7 +19,8 @@
 #   vg              the root process's allocations and frees (report --json:
 #                   allocations, frees) equal valgrind's
 #                   "total heap usage: N allocs, M frees" (memcheck,
-#                   --run-libc-freeres=no); valgrind does not follow children
+#                   --run-libc-freeres=no: memtrack's frees without those
+#                   of __libc_freeres()); valgrind does not follow children
 #   vg=N            the same within N, for the reason the case gives
 #   sized=TYPE:SIZE:N  exactly N events of that type and size in the tree
 #                   (report --dump): what valgrind cannot count (static, setuid)

@@ -327,7 +327,7 @@ run_one() {
 	if ! "$MEMTRACK" report --json "$a" 2>"$base.report-err" | jq -r '
 		(if .truncated or .error != null then "truncated \(.error | tostring)" else "whole" end),
 		(.meta.root_pid as $r | [.processes[] | select(.pid == $r)] | last |
-			"\(.allocations // "-") \(.frees // "-")"),
+			"\(.allocations // "-") \(if .frees then .frees - (.libc_freed_count // 0) else "-" end)"),
 		((.meta.blind // 0) as $blind | [.processes[].backend // "none"] | group_by(.) |
 			map("\(.[0]) \(length)") + (if $blind > 0 then ["blind \($blind)"] else [] end) |
 			join(", "))' >"$base.sum" 2>>"$base.report-err" || [ ! -s "$base.sum" ]; then

@@ -31,7 +31,7 @@ static struct artifact_record expected[ARTIFACT_TYPE_MAX] = {
 	[ARTIFACT_EVENT] = {
 		.type = ARTIFACT_EVENT, .kind = MT_REALLOC, .pid = 4242, .tid = 4243,
 		.timestamp = 1000000123, .addr = 0x7f0000001000, .size = 4096,
-		.old_addr = 0x7f0000002000, .stack = 7,
+		.old_addr = 0x7f0000002000, .stack = 7, .freeres = true,
 	},
 	[ARTIFACT_META] = {
 		.type = ARTIFACT_META, .format = ARTIFACT_FORMAT, .tool = ARTIFACT_TOOL,
@@ -265,6 +265,7 @@ static void test_round_trip(void)
 	struct mt_alloc_event event = {
 		.kind = e->kind, .pid = e->pid, .tid = e->tid, .ts = e->timestamp,
 		.addr = e->addr, .size = e->size, .old_addr = e->old_addr, .stack = e->stack,
+		.flags = e->freeres ? MT_EVENT_FREERES : 0,
 	};
 
 	CHECK(!test_write_artifact(path, &event, 1, 1, pack_trailer, NULL), "write");

@@ -119,7 +119,8 @@ enum artifact_type {
  * its type, the records that carry it.  "type" is not here: every record
  * has it.  The order is the order of --dump and of the packed maps.
  * Events have no "size" when Free, "old_addr" only when Realloc, "stack"
- * only with call stacks; Frame's "symbol", "file" and "line" are there when
+ * only with call stacks, "freeres" (true) only on a Free that glibc's
+ * __libc_freeres() made at the process's exit; Frame's "symbol", "file" and "line" are there when
  * known, "inlined" (true) for a function inlined at ip, whose frame comes
  * before its caller's; Process's "backend" is "preload" or "bpf" (with "bpf_why", a word or two), its
  * "execs" the times of its execs, in order (the heap of the image before
@@ -136,6 +137,7 @@ enum artifact_type {
 	X(SIZE,		size,		U64,	AR_IN(EVENT))			\
 	X(OLD_ADDR,	old_addr,	U64,	AR_IN(EVENT))			\
 	X(STACK,	stack,		U64,	AR_IN(EVENT))			\
+	X(FREERES,	freeres,	BOOL,	AR_IN(EVENT))			\
 	X(PPID,		ppid,		I32,	AR_IN(PROCESS))			\
 	X(COMM,		comm,		STR,	AR_IN(PROCESS))			\
 	X(EXE,		exe,		STR,	AR_IN(PROCESS))			\

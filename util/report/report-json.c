@@ -78,6 +78,7 @@ static const struct heap_field heap_fields[] = {
 	HF("suppressed_count", suppressed_count), HF("suppressed_bytes", suppressed_bytes),
 	HF("discarded_count", discarded_count), HF("discarded_bytes", discarded_bytes),
 	HF("unknown_frees", unknown_frees),
+	HF("libc_freed_count", libc_freed_count), HF("libc_freed_bytes", libc_freed_bytes),
 	HF("temporary_count", temporary_count), HF("temporary_bytes", temporary_bytes),
 	HF("failed_allocations", failed_allocs), HF("overwritten", overwritten),
 	HF("mmap_bytes", mmap_bytes), HF("munmap_bytes", munmap_bytes),

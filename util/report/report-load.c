@@ -318,6 +318,7 @@ int load_summary(const char *path, struct report_opts *o, struct loaded *l)
 	report_sites__set_demangle(l->s.sites, !o->no_demangle);
 	l->s.suppressed = report_suppressions__take;
 	l->s.suppressed_arg = o->sup;
+	l->s.show_libc_frees = o->show_libc_frees;
 	read_lifetimes(path, &l->s);
 	if (open_artifact(path, &a)) {
 		report_summary__exit(&l->s);

@@ -554,6 +554,21 @@ static void on_free(struct event_ctx *c, uint64_t addr)
 	live_table__remove(&c->p->live, e);
 }
 
+/* a free of glibc's at exit: counted, and made unless asked to show what it freed */
+static void on_libc_free(struct event_ctx *c, uint64_t addr)
+{
+	struct live_entry *e = live_table__find(&c->p->live, addr);
+
+	if (e && c->counted) {
+		c->s->total.libc_freed_count++;
+		c->s->total.libc_freed_bytes += e->size;
+		c->p->heap.libc_freed_count++;
+		c->p->heap.libc_freed_bytes += e->size;
+	}
+	if (!e || !c->s->show_libc_frees)
+		on_free(c, addr);
+}
+
 static int on_realloc(struct event_ctx *c)
 {
 	const struct artifact_record *rec = c->rec;
@@ -654,7 +669,10 @@ static int add_event(struct report_summary *s, const struct artifact_record *rec
 	case MT_FREE:
 		if (!rec->addr)
 			break;	/* free(NULL) */
-		on_free(&c, rec->addr);
+		if (rec->freeres)
+			on_libc_free(&c, rec->addr);
+		else
+			on_free(&c, rec->addr);
 		break;
 	case MT_REALLOC:
 		err = on_realloc(&c);

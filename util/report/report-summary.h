@@ -17,7 +17,11 @@
  * (pid, addr); Free removes one; Realloc frees old_addr (when not 0) and
  * allocates addr (when not 0).  A Realloc with addr 0 and a non-zero size
  * is a failed realloc and changes nothing.  A free of an address that is
- * not live is an "unknown free".  Mmap, Munmap and Brk are kept apart.
+ * not live is an "unknown free".  A Free marked "freeres" (glibc's
+ * __libc_freeres() at exit, called by the shim) is counted in
+ * libc_freed_*, and not made with show_libc_frees: the block is then live
+ * at exit, as it was before glibc freed it.  Mmap, Munmap and Brk are kept
+ * apart.
  *
  * A process's blocks live no longer than its image: its exec discards them
  * (they are neither freed nor leaked), and its exit takes them out of the
@@ -61,6 +65,7 @@ struct report_heap {
 	uint64_t suppressed_count, suppressed_bytes;	/* live at the end, not leaks */
 	uint64_t discarded_count, discarded_bytes;	/* live when their process exec'd */
 	uint64_t unknown_frees;
+	uint64_t libc_freed_count, libc_freed_bytes;	/* freed by __libc_freeres() at exit */
 	uint64_t overwritten;		/* allocated again while live: a lost free */
 	uint64_t temporary_count, temporary_bytes;
 	uint64_t mmap_bytes, munmap_bytes;
@@ -147,6 +152,8 @@ struct report_summary {
 	/* a block live at the end for which this is true is suppressed, not leaked */
 	bool (*suppressed)(void *arg, uint32_t site, uint64_t size);
 	void *suppressed_arg;
+	/* the frees of __libc_freeres() are counted and not made: their blocks leak */
+	bool show_libc_frees;
 };
 
 /* 0 or -ENOMEM */

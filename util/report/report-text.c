@@ -115,6 +115,10 @@ static void print_heap(const struct report_summary *s)
 		       "gone with an exec", h->discarded_count, HB(h->discarded_bytes));
 	printf("  %-20s %" PRIu64 " (not allocated while tracked)\n", "unknown frees",
 	       h->unknown_frees);
+	if (h->libc_freed_count)
+		printf("  %-20s %" PRIu64 " blocks, %s at exit by __libc_freeres()%s\n",
+		       "freed by glibc", h->libc_freed_count, HB(h->libc_freed_bytes),
+		       s->show_libc_frees ? ": counted live at exit" : "");
 	printf("  %-20s %" PRIu64 " blocks (%.1f%%), %s\n", "temporary",
 	       h->temporary_count, percent(h->temporary_count, h->allocs),
 	       HB(h->temporary_bytes));

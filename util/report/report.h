@@ -44,6 +44,7 @@ struct report_opts {
 	struct report_gates gates;	/* --fail-if */
 	const char *suppressions;	/* --suppressions */
 	bool no_default_suppressions;
+	bool show_libc_frees;		/* --show-libc-frees */
 	struct report_suppressions *sup;
 };
 

@@ -147,9 +147,10 @@ size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e)
 	bool has_size = e->kind != MT_FREE;
 	bool has_old = e->kind == MT_REALLOC;
 	bool has_stack = e->stack != 0;
+	bool freeres = e->flags & MT_EVENT_FREERES;
 	unsigned char *p = buf;
 
-	*p++ = 0x80 | (5 + has_size + has_old + has_stack);	/* fixmap */
+	*p++ = 0x80 | (5 + has_size + has_old + has_stack + freeres);	/* fixmap */
 	p = put_int32(PUT_KEY(p, AK_PID), e->pid);
 	p = put_int32(PUT_KEY(p, AK_TID), e->tid);
 	p = put_uint(PUT_KEY(p, AK_TIMESTAMP), e->ts);
@@ -165,6 +166,10 @@ size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e)
 		p = put_uint(PUT_KEY(p, AK_OLD_ADDR), e->old_addr);
 	if (has_stack)
 		p = put_uint(PUT_KEY(p, AK_STACK), e->stack);
+	if (freeres) {
+		p = PUT_KEY(p, AK_FREERES);
+		*p++ = 0xc3;	/* true */
+	}
 	return p - buf;
 }
 

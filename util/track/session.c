@@ -481,6 +481,7 @@ static int start_shim_host(struct track_session *s)
 	struct shim_host_opts ho = {
 		.ring_size = s->opts->heap_ring_size,
 		.call_graph = s->call_graph,
+		.flags = s->opts->no_libc_freeres ? 0 : SHIM_CTL_FREERES,
 	};
 	struct shim_host_ops hops = {
 		.decide = session__on_shim_hello,

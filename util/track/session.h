@@ -57,6 +57,7 @@ struct track_opts {
 	bool tolerate_drops;
 	bool stop_with_root;
 	bool no_freezer;
+	bool no_libc_freeres;
 	unsigned int detach_after;	/* seconds, 0: never */
 	bool quiet;
 	bool check_bpf;

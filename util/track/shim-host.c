@@ -57,6 +57,7 @@ static int create_control(struct shim_host *h)
 	}
 	h->ctl->magic = SHIM_MAGIC;
 	h->ctl->call_graph = h->opts.call_graph;
+	h->ctl->flags = h->opts.flags;
 	h->ctl->ring_size = h->opts.ring_size;
 	/* the shims may map it, but only to read: our mapping alone writes */
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |

@@ -41,6 +41,7 @@ struct shim_host_ops {
 struct shim_host_opts {
 	uint64_t ring_size;		/* each thread's, a power of two */
 	uint32_t call_graph;		/* enum mt_call_graph */
+	uint32_t flags;			/* SHIM_CTL_* */
 };
 
 /* creates the socket, the control page and the kick eventfd; 0 or -errno */

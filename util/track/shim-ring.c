@@ -244,6 +244,9 @@ enum shim_head shim_ring__head(struct shim_ring *r, struct mt_alloc_event *out,
 		return read_realloc(r, rec, *len, out);
 	case SHIM_REC_FREE:
 		return read_free(r, rec, *len, out);
+	case SHIM_REC_FREERES:
+		out->flags = MT_EVENT_FREERES;
+		return read_free(r, rec, *len, out);
 	case SHIM_REC_STACK:
 		return read_stack(r, rec, *len, stack);
 	default:
