@@ -114,6 +114,7 @@ static void *next_fn(enum next_fn f)
 
 uint32_t shim_hello_flags(void)
 {
+	const char *pymalloc;
 	uint32_t flags = 0;
 	int f;
 
@@ -124,6 +125,10 @@ uint32_t shim_hello_flags(void)
 			flags |= SHIM_SHADOWED;
 	if (!next[F_MALLOC].addr || !next[F_FREE].addr)
 		flags |= SHIM_NO_NEXT;
+	/* a Python of this process allocates its small objects with malloc: report's hint */
+	pymalloc = getenv("PYTHONMALLOC");
+	if (pymalloc && (!strcmp(pymalloc, "malloc") || !strcmp(pymalloc, "malloc_debug")))
+		flags |= SHIM_PYMALLOC_OFF;
 	return flags;
 }
 

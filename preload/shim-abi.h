@@ -43,6 +43,7 @@ enum shim_msg {
 /* what the shim found at start, for memtrack's choice of backend */
 #define SHIM_SHADOWED		(1U << 0)	/* a library before the shim defines an allocator function */
 #define SHIM_NO_NEXT		(1U << 1)	/* no libc malloc behind the shim */
+#define SHIM_PYMALLOC_OFF	(1U << 2)	/* PYTHONMALLOC=malloc (or malloc_debug) */
 
 struct shim_hello {
 	__u32 msg;		/* SHIM_HELLO */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# report: a Python program gets a hint that pymalloc hides small objects and that PYTHONMALLOC=malloc shows them; a C program gets none
+# report: a Python program gets a hint that pymalloc hides small objects and that PYTHONMALLOC=malloc shows them; a C program, or Python run so, gets none
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
@@ -23,6 +23,13 @@ if grep -q 'run it with PYTHONMALLOC=malloc' "$tmp/out"; then
 else
 	fail "python: says PYTHONMALLOC=malloc shows every object" "$(head -8 "$tmp/out")"
 fi
+# with PYTHONMALLOC=malloc, Python's objects are malloc's: nothing hidden, no hint
+mkdir -p "$tmp/pymalloc-off"
+off=$(PYTHONMALLOC=malloc track_workload "$tmp/pymalloc-off" -- "$PYTHON" -c 'x = [str(i) for i in range(1000)]')
+expect_eq "PYTHONMALLOC=malloc: its Process record says so" 1 \
+	"$("$MEMTRACK" report --dump "$off" | jq -c 'select(.type == "Process" and .pymalloc_off == true)' | wc -l)"
+"$MEMTRACK" report -q "$off" >"$tmp/out"
+expect_eq "PYTHONMALLOC=malloc: no hint" 0 "$(grep -c 'hint' "$tmp/out" || true)"
 "$MEMTRACK" report -q "$c" >"$tmp/out"
 if grep -q 'hint' "$tmp/out"; then fail "C: no hint" "$(grep hint "$tmp/out")"; else pass "C: no hint"; fi
 finish

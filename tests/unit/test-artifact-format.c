@@ -43,7 +43,7 @@ static struct artifact_record expected[ARTIFACT_TYPE_MAX] = {
 		.type = ARTIFACT_PROCESS, .pid = 4242, .ppid = 1, .comm = "make",
 		.exe = "/usr/bin/make", .start = 1000000001, .exit = 1999999999,
 		.exit_code = 2 << 8, .backend = "bpf", .bpf_why = "static",
-		.execs = { exec_times, ARRAY_SIZE(exec_times) },
+		.execs = { exec_times, ARRAY_SIZE(exec_times) }, .pymalloc_off = true,
 	},
 	[ARTIFACT_FRAME] = {
 		.type = ARTIFACT_FRAME, .id = 11, .ip = 0x401234, .module = "/usr/bin/make",
@@ -120,6 +120,7 @@ static void pack_trailer(msgpack_packer *pk, void *arg)
 	proc_table__apply(&pt, &exit);
 	proc_table__get(&pt, p->pid)->mode = MT_MODE_BPF;
 	proc_table__get(&pt, p->pid)->bpf_why = p->bpf_why;
+	proc_table__get(&pt, p->pid)->pymalloc_off = p->pymalloc_off;
 	proc_table__pack(&pt, pk);
 	proc_table__exit(&pt);
 

@@ -124,7 +124,9 @@ enum artifact_type {
  * known, "inlined" (true) for a function inlined at ip, whose frame comes
  * before its caller's; Process's "backend" is "preload" or "bpf" (with "bpf_why", a word or two), its
  * "execs" the times of its execs, in order (the heap of the image before
- * each is gone with its address space).  A Module record says where a
+ * each is gone with its address space), "pymalloc_off" (true) when its
+ * shim saw PYTHONMALLOC=malloc or malloc_debug in its environment (Python's
+ * small objects are then malloc's, not pymalloc's).  A Module record says where a
  * module of the Frame records was mapped, in the first process seen to map it:
  * its code mapping [start, end) at file offset "offset", and its GNU build id
  * ("build_id", hex) when it has one; the "ip" of its frames is in that mapping.
@@ -154,6 +156,7 @@ enum artifact_type {
 	X(BACKEND,	backend,	STR,	AR_IN(PROCESS))			\
 	X(BPF_WHY,	bpf_why,	STR,	AR_IN(PROCESS))			\
 	X(EXECS,	execs,		IDS,	AR_IN(PROCESS))			\
+	X(PYMALLOC_OFF,	pymalloc_off,	BOOL,	AR_IN(PROCESS))			\
 	X(ATTACHED,	attached,	BOOL,	AR_IN(META))			\
 	X(RUNNING,	running,	U32,	AR_IN(META))			\
 	X(DETACHED,	detached,	BOOL,	AR_IN(META))			\

@@ -114,6 +114,8 @@ static void pack_process(msgpack_packer *pk, const struct process *p)
 		artifact_record__set_backend(&r, backend);
 	if (p->mode == MT_MODE_BPF && p->bpf_why)
 		artifact_record__set_bpf_why(&r, p->bpf_why);
+	if (p->pymalloc_off)
+		artifact_record__set_pymalloc_off(&r, true);
 	if (p->nr_execs)
 		artifact_record__set_execs(&r, (struct artifact_ids){ p->execs, p->nr_execs });
 	artifact_record__pack(pk, &r);

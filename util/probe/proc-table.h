@@ -23,6 +23,7 @@ struct process {
 	bool exited;
 	uint8_t mode;		/* enum mt_mode: its backend, 0 if never known */
 	const char *bpf_why;	/* with MT_MODE_BPF: why, in a word or two (a static string) */
+	bool pymalloc_off;	/* its shim saw PYTHONMALLOC=malloc */
 };
 
 struct proc_table {

@@ -53,6 +53,10 @@ void report_hint__python(struct report_summary *s, struct python_hint *h)
 	for (i = 0; i < s->nr_procs; i++) {
 		const struct report_process *p = &s->procs[i];
 
+		if (p->pymalloc_off) {
+			h->pymalloc_off = true;
+			continue;
+		}
 		if ((p->exe && python_exe_name(p->exe)) || (!p->exe && p->comm &&
 							     python_exe_name(p->comm))) {
 			if (!h->proc || p->pid < h->proc->pid)
@@ -60,7 +64,8 @@ void report_hint__python(struct report_summary *s, struct python_hint *h)
 			h->found = true;
 		}
 	}
-	if (!h->found && s->sites)
+	/* a libpython frame of a process that ran without pymalloc says nothing */
+	if (!h->found && !h->pymalloc_off && s->sites)
 		report_sites__each_stack(s->sites, find_libpython, h);
 }
 
@@ -83,5 +88,5 @@ void report_hints__print(struct report_summary *s, FILE *out)
 	}
 	fputs(", whose objects of up to 512 bytes\n"
 	      "#   come from pymalloc's own arenas, unseen here: run it with PYTHONMALLOC=malloc\n"
-	      "#   to see every object (unless it ran so)\n", out);
+	      "#   to see every object\n", out);
 }

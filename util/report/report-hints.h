@@ -14,13 +14,15 @@
  * Python: pymalloc serves objects of up to 512 bytes from arenas it maps
  * itself, so a Python program shows a small heap of a few large blocks
  * unless run with PYTHONMALLOC=malloc.  Python is told by a process whose
- * executable is python* or by a frame in libpython.
+ * executable is python* or by a frame in libpython; a process whose shim
+ * saw PYTHONMALLOC=malloc is not one (BPF processes cannot say).
  */
 
 struct python_hint {
 	bool found;
 	const struct report_process *proc;	/* by its executable, or NULL */
 	char module[256];			/* else the libpython module of a frame */
+	bool pymalloc_off;			/* a process ran with PYTHONMALLOC=malloc */
 };
 
 /* a Python process or module in s (its sites' stacks too, when it has them) */

@@ -371,6 +371,7 @@ static void take_process_record(struct report_process *p,
 	p->exe = rec->exe ? strdup(rec->exe) : NULL;
 	p->backend = rec->backend ? strdup(rec->backend) : NULL;
 	p->bpf_why = rec->bpf_why ? strdup(rec->bpf_why) : NULL;
+	p->pymalloc_off = rec->pymalloc_off;
 }
 
 static void take_meta_record(struct report_summary *s, const struct artifact_record *rec)

@@ -104,6 +104,7 @@ struct report_process {
 	char *comm, *exe;
 	char *backend;			/* "preload", "bpf", NULL when not said */
 	char *bpf_why;			/* why bpf, in a word or two; NULL when not said */
+	bool pymalloc_off;		/* ran with PYTHONMALLOC=malloc (its shim saw it) */
 };
 
 struct report_meta {

@@ -35,8 +35,10 @@ static void set_mode(struct track_session *s, pid_t pid, enum mt_mode mode)
 
 	if (err)
 		warning("cannot set the backend of pid %d: %s", pid, strerror(-err));
-	if (p && p->mode != mode)
+	if (p && p->mode != mode) {
 		p->bpf_why = NULL;
+		p->pymalloc_off = false;
+	}
 	if (p)
 		p->mode = mode;
 }
@@ -273,6 +275,7 @@ bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 	struct track_session *s = ctx;
 	struct merge_proc *mp;
 	struct code_scan scan;
+	struct process *p;
 	int mode = bpf_track__mode(s->bpf, pid);
 
 	if (mode != MT_MODE_PENDING && mode != MT_MODE_PRELOAD)
@@ -300,6 +303,9 @@ bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 		return false;
 	merger__ref(mp);
 	set_mode(s, pid, MT_MODE_PRELOAD);
+	p = proc_table__get(&s->procs, pid);
+	if (p)
+		p->pymalloc_off = flags & SHIM_PYMALLOC_OFF;
 	return true;
 }
 
