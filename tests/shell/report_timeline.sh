@@ -1,5 +1,5 @@
 #!/bin/bash
-# report --timeline: a PNG of the live heap over time through gnuplot
+# report --timeline: a PNG of the live heap over time through gnuplot, in the text's units (KiB, MiB)
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
@@ -17,6 +17,17 @@ rc=0
 expect_eq "an unwritable PNG exits 1" 1 "$rc"
 expect_eq "an unwritable PNG: says why" \
 	"error: cannot create plot '/nonexistent/dir/x.png': No such file or directory" "$(cat "$tmp/err")"
+
+# the axis in the text's unit (powers of 1024), not gnuplot's MB
+"$MEMTRACK" report -q --gnuplot "$tmp/heap.gp" "$tmp/tree.msgpack" >"$tmp/text"
+unit=$(sed -n 's/^  peak live heap  *[0-9.]* \([KMGT]iB\) .*/\1/p' "$tmp/text")
+peak=$(sed -n 's/^  peak live heap  *\([0-9.]*\) .*/\1/p' "$tmp/text")
+peak_bytes=$(sed -n 's/^  peak live heap .*(\([0-9]*\) bytes).*/\1/p' "$tmp/text")
+divisor=$(sed -n 's/.*using 1:(\$2\/\([0-9]*\)).*/\1/p' "$tmp/heap.gp" | sort -u)
+expect_eq "the y axis in the text's unit" "set ylabel '$unit'" "$(grep '^set ylabel' "$tmp/heap.gp")"
+expect_eq "each series scaled by one divisor" 1 "$(echo "$divisor" | wc -l)"
+expect_eq "the peak on the axis is the text's" "$peak" \
+	"$(gnuplot -e "print sprintf('%.1f', $peak_bytes / $divisor.)" 2>&1)"
 
 # no heap event at all (a static program, mmap and brk only): gnuplot refused an empty range
 write_samples test-plot-names "$tmp/names"

@@ -5,6 +5,7 @@
  * each bin), and the gnuplot script that draws them.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "util/quote.h"
 #include "util/report/report-timeline.h"
 #include "util/timeline.h"
+#include "util/util.h"
 
 #define FIRST_BIN_NS	1000ULL
 #define PLOT_WIDTH	1200
@@ -178,12 +180,32 @@ static unsigned int order_series(struct report_timeline *rt, unsigned int max_se
 	return n;
 }
 
+/* the axis in the unit of the text report (KiB, MiB: powers of 1024), the peak's */
+struct byte_unit {
+	const char *name;
+	uint64_t size;
+};
+
+static struct byte_unit unit_of(uint64_t peak)
+{
+	static const struct byte_unit units[] = {
+		{ "bytes", 1 }, { "KiB", 1ULL << 10 }, { "MiB", 1ULL << 20 },
+		{ "GiB", 1ULL << 30 }, { "TiB", 1ULL << 40 },
+	};
+	size_t i = 0;
+
+	while (i + 1 < ARRAY_SIZE(units) && peak >= units[i + 1].size)
+		i++;
+	return units[i];
+}
+
 static void write_settings(FILE *out, const char *output, uint64_t peak)
 {
 	gnuplot__set_png(out, PLOT_WIDTH, PLOT_HEIGHT, output);
 	fprintf(out, "set title 'live heap%s'\nset xlabel 'seconds'\n"
-		"set ylabel 'bytes'\nset format y '%%.1s %%cB'\n"
-		"set key outside right top\nset grid\n", peak ? "" : ": none");
+		"set ylabel '%s'\nset format y '%%g'\n"
+		"set key outside right top\nset grid\n", peak ? "" : ": none",
+		unit_of(peak).name);
 	/* [0:*] of all zeroes is an empty range, which gnuplot refuses */
 	fputs(peak ? "set yrange [0:*]\n" : "set yrange [0:1]\nset ytics 1\nset xrange [0:1]\n",
 	      out);
@@ -195,7 +217,7 @@ int report_timeline__write_gnuplot(struct report_timeline *rt, FILE *out,
 {
 	struct series **order = calloc(rt->nr_series + 1, sizeof(*order));
 	unsigned int i, n = 0;
-	uint64_t peak = 0;
+	uint64_t peak = 0, unit;
 	char title[128];
 
 	if (!order)
@@ -206,6 +228,7 @@ int report_timeline__write_gnuplot(struct report_timeline *rt, FILE *out,
 	n = order_series(rt, max_series, order);
 
 	write_settings(out, output, peak);
+	unit = unit_of(peak).size;
 	for (i = 0; i < n; i++)
 		write_block(&rt->tl, order[i], out, i);
 	if (!n)
@@ -218,8 +241,8 @@ int report_timeline__write_gnuplot(struct report_timeline *rt, FILE *out,
 			snprintf(title, sizeof(title), "all processes");
 		else
 			name(order[i]->key, title, sizeof(title), arg);
-		fprintf(out, "%s$s%u using 1:2 with steps %s title ", i ? ", \\\n     " : "", i,
-			total ? "lw 2 lc rgb 'black'" : "lw 1");
+		fprintf(out, "%s$s%u using 1:($2/%" PRIu64 ") with steps %s title ",
+			i ? ", \\\n     " : "", i, unit, total ? "lw 2 lc rgb 'black'" : "lw 1");
 		quote_gnuplot(out, title);
 	}
 	fprintf(out, "\n");
