@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cJSON.h"
@@ -588,6 +589,26 @@ static int read_suppressions(struct report_opts *o)
 	return 0;
 }
 
+/* a directory given for an artifact (track -o <dir>) stands for its newest one */
+static int resolve_dirs(int argc, const char **argv, char **owned)
+{
+	struct stat st;
+	int i, err;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-") || stat(argv[i], &st) || !S_ISDIR(st.st_mode))
+			continue;
+		err = artifact__newest_in(argv[i], &owned[i]);
+		if (err == -ENOENT)
+			return error("no artifact in '%s': it has no *%s file", argv[i],
+				     ARTIFACT_FILE_EXT);
+		if (err)
+			return error("cannot read the directory '%s': %s", argv[i], strerror(-err));
+		argv[i] = owned[i];
+	}
+	return 0;
+}
+
 int cmd_report(int argc, const char **argv)
 {
 	struct report_opts o = { .sort_key = -1 };
@@ -595,7 +616,7 @@ int cmd_report(int argc, const char **argv)
 		"memtrack report [<options>] <artifact>",
 		"memtrack report --flamegraph [--weight=<key>] <artifact>",
 		"memtrack report --diff <base> <head>",
-		"memtrack report [--diff] --fail-if=<limit>... <artifact>...",
+		"memtrack report [--diff <base>] --fail-if=<limit>... <artifact>",
 		"memtrack report --pprof <file> <artifact>",
 		"memtrack report --html <file> [--diff <base>] <artifact>",
 		NULL
@@ -643,11 +664,19 @@ int cmd_report(int argc, const char **argv)
 		OPT_END(),
 	};
 	const struct report_mode *mode = report_modes;
-	int ret;
+	char **owned;
+	int ret, i;
 
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (check_options(&o, argc, argv, &mode))
 		usage_with_options(usage, options);
+	owned = calloc(argc + 1, sizeof(*owned));
+	if (!owned) {
+		error("out of memory");
+		return 1;
+	}
+	if (resolve_dirs(argc, argv, owned))
+		return 1;
 	if (prepare_stdin(&o, argc, argv))
 		return 1;
 	if (o.time && parse_time_range(o.time, &o.filter))
@@ -663,6 +692,9 @@ int cmd_report(int argc, const char **argv)
 		return 1;
 
 	ret = read_suppressions(&o) ? 1 : mode->run(argv, &o);
+	for (i = 0; i < argc; i++)
+		free(owned[i]);
+	free(owned);
 	free(o.selected);
 	free(o.pid_list);
 	report_gates__exit(&o.gates);

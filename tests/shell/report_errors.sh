@@ -67,6 +67,11 @@ test_usage() {
 	expect_eq "reversed --time" 129 "$(status "$MEMTRACK" report --time 3,1 x)"
 	expect_eq "bad --pid" 129 "$(status "$MEMTRACK" report --pid abc "$tmp/tree.msgpack")"
 	expect_eq "--diff with one" 129 "$(status "$MEMTRACK" report --diff x)"
+	expect_eq "--fail-if with two, without --diff" 129 \
+		"$(status "$MEMTRACK" report --fail-if 'leaked>0' "$tmp/tree.msgpack" "$tmp/tree.msgpack")"
+	# and so the synopsis: one artifact a line, two only as <base> and <head>
+	"$MEMTRACK" report -h >"$tmp/out" 2>&1 || true
+	expect_eq "-h: no line takes several artifacts" 0 "$(grep -c '<artifact>\.\.\.' "$tmp/out" || true)"
 }
 
 # usage_error <what the first line says> <report arguments...>: exit 129 and that line

@@ -8,6 +8,8 @@
  * length read from the file unless the bytes that length promises are
  * already at hand.
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -403,6 +405,70 @@ int artifact__open_fd(int fd, const char *name, struct artifact **ap)
 	}
 	*ap = a;
 	return 0;
+}
+
+static bool newer(const struct stat *a, const char *a_name, const struct stat *b,
+		  const char *b_name)
+{
+	if (a->st_mtim.tv_sec != b->st_mtim.tv_sec)
+		return a->st_mtim.tv_sec > b->st_mtim.tv_sec;
+	if (a->st_mtim.tv_nsec != b->st_mtim.tv_nsec)
+		return a->st_mtim.tv_nsec > b->st_mtim.tv_nsec;
+	return strcmp(a_name, b_name) > 0;
+}
+
+/* the name of dir's newest artifact, malloc'd; NULL with *err set */
+static char *newest_name(DIR *dp, int fd, int *err)
+{
+	size_t ext = strlen(ARTIFACT_FILE_EXT), len;
+	struct stat st, best_st = { 0 };
+	char *best = NULL;
+	struct dirent *d;
+
+	*err = -ENOENT;
+	while ((d = readdir(dp))) {
+		len = strlen(d->d_name);
+		if (len <= ext || strcmp(d->d_name + len - ext, ARTIFACT_FILE_EXT) ||
+		    fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (best && !newer(&st, d->d_name, &best_st, best))
+			continue;
+		free(best);
+		best = strdup(d->d_name);
+		best_st = st;
+		if (!best) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+	}
+	return best;
+}
+
+int artifact__newest_in(const char *dir, char **out)
+{
+	size_t len = strlen(dir);
+	char *name;
+	DIR *dp;
+	int fd, err;
+
+	*out = NULL;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dp = fdopendir(fd);
+	if (!dp) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	name = newest_name(dp, fd, &err);
+	closedir(dp);
+	if (!name)
+		return err;
+	if (asprintf(out, "%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/", name) < 0)
+		*out = NULL;
+	free(name);
+	return *out ? 0 : -ENOMEM;
 }
 
 int artifact__open(const char *path, struct artifact **ap)

@@ -29,6 +29,12 @@ struct artifact;
 
 /* 0 or -errno; on success *ap is the reader */
 int artifact__open(const char *path, struct artifact **ap);
+/*
+ * The newest artifact of a directory (a track -o <dir>): its regular file
+ * ending in .msgpack modified last (of two, the name that sorts last), as
+ * a path *out (malloc'd).  0; -ENOENT when it has none, -errno.
+ */
+int artifact__newest_in(const char *dir, char **out);
 /* reads from fd, which stays the caller's; name is used in messages */
 int artifact__open_fd(int fd, const char *name, struct artifact **ap);
 void artifact__close(struct artifact *a);
