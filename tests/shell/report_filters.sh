@@ -22,4 +22,13 @@ expect_eq "--comm child --children" "2500 2000000000 2500 21,22" "$(figures --co
 expect_eq "--time 2.5,4.5" "6500 4000000000 0" "$(figures --time 2.5,4.5 | cut -d' ' -f1-3)"
 expect_eq "--time ,1.5" "1500 1000000000 500" "$(figures --time ,1.5 | cut -d' ' -f1-3)"
 expect_eq "--time counts" 2 "$("$MEMTRACK" report --json --time 2.5,4.5 "$A" | jq .events)"
+# a window after the last event (at 5 s): said, not an empty report
+rc=0
+"$MEMTRACK" report --time 6,9 "$A" >"$tmp/out" 2>"$tmp/err" || rc=$?
+expect_eq "--time past the end: exit 1, nothing printed" "1 0" "$rc $(wc -c <"$tmp/out")"
+expect_eq "--time past the end: says where the run ended" \
+	"error: --time 6,9 starts after the last event of '$A', at 5.000000 s: nothing in it" \
+	"$(cat "$tmp/err")"
+expect_eq "--time up to the last event still reports" 0 \
+	"$(status "$MEMTRACK" report -q --time 5,9 "$A")"
 finish

@@ -291,7 +291,22 @@ static void read_lifetimes(const char *path, struct report_summary *s)
 	artifact__close(a);
 }
 
-/* reads path into l->s; 0, or -1 when it could not be opened or read at all */
+/* a --time window past the last event holds nothing: an empty report would not say why */
+static int check_time_window(struct loaded *l, const struct report_opts *o, const char *path)
+{
+	const struct report_summary *s = &l->s;
+	uint64_t end = report_summary__rel_ns(s, s->last_ts);
+
+	if (!o->filter.has_time || !s->has_origin || o->filter.from_ns <= end)
+		return 0;
+	error("--time %s starts after the last event of '%s', at %.6f s: nothing in it",
+	      o->time, path, end / 1e9);
+	report_summary__exit(&l->s);
+	return -1;
+}
+
+/* reads path into l->s; 0, or -1 when it could not be opened or read at all, or
+ * when a --time window holds nothing */
 int load_summary(const char *path, struct report_opts *o, struct loaded *l)
 {
 	const struct artifact_record *r;
@@ -355,5 +370,5 @@ int load_summary(const char *path, struct report_opts *o, struct loaded *l)
 	pr_debug("read %" PRIu64 " records, %" PRIu64 " skipped, of '%s'\n",
 		 artifact__records(a), artifact__skipped(a), path);
 	artifact__close(a);
-	return 0;
+	return check_time_window(l, o, path);
 }
