@@ -378,7 +378,8 @@ static int cmd_summary(const char *const *paths, struct report_opts *o)
 /* the options that some modes take and others do not */
 enum report_opt {
 	RO_JSON, RO_TIMELINE, RO_GNUPLOT, RO_PID, RO_COMM, RO_CHILDREN, RO_TIME,
-	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_FAIL_IF, RO_SUPP, RO_NO_DEFAULT_SUPP, RO_MAX,
+	RO_SORT, RO_TOP, RO_DEPTH, RO_WEIGHT, RO_FAIL_IF, RO_SUPP, RO_NO_DEFAULT_SUPP, RO_THREADS,
+	RO_MAX,
 };
 
 #define RO(o)		(1u << RO_##o)
@@ -393,7 +394,7 @@ static const char *const report_opt_names[RO_MAX] = {
 	[RO_COMM] = "--comm", [RO_CHILDREN] = "--children", [RO_TIME] = "--time",
 	[RO_SORT] = "--sort", [RO_TOP] = "--top", [RO_DEPTH] = "--stack-depth",
 	[RO_WEIGHT] = "--weight", [RO_FAIL_IF] = "--fail-if", [RO_SUPP] = "--suppressions",
-	[RO_NO_DEFAULT_SUPP] = "--no-default-suppressions",
+	[RO_NO_DEFAULT_SUPP] = "--no-default-suppressions", [RO_THREADS] = "--threads",
 };
 
 /* the options that pick a mode, alone or together */
@@ -419,7 +420,8 @@ struct report_mode {
 
 static const struct report_mode report_modes[] = {
 	{ NULL, 0, "prints the summary", 1,
-	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES | RO_LEAKS, cmd_summary },
+	  RO(JSON) | RO(TIMELINE) | RO(GNUPLOT) | RO_FILTERS | RO_SITES | RO_LEAKS | RO(THREADS),
+	  cmd_summary },
 	{ "--dump", RP(DUMP), "prints every record", 1, 0, cmd_dump },
 	{ "--diff", RP(DIFF), "compares two artifacts", 2,
 	  RO(JSON) | RO(COMM) | RO(TIME) | RO_SITES | RO_LEAKS, cmd_diff },
@@ -510,6 +512,7 @@ static int check_options(const struct report_opts *o, int argc, const char **arg
 		[RO_SORT] = o->sort, [RO_TOP] = o->top_arg, [RO_DEPTH] = o->depth_arg,
 		[RO_WEIGHT] = o->weight, [RO_FAIL_IF] = o->gates.n > 0,
 		[RO_SUPP] = o->suppressions, [RO_NO_DEFAULT_SUPP] = o->no_default_suppressions,
+		[RO_THREADS] = o->threads,
 	};
 	const struct report_mode *mode = report_modes;
 	unsigned int i;
@@ -652,6 +655,8 @@ int cmd_report(int argc, const char **argv)
 			    "symbol names as in the binaries, not demangled"),
 		OPT_STRING(0, "suppressions", &o.suppressions, "file",
 			   "blocks live at exit that are not leaks: leak:<pattern> lines (LSan's)"),
+		OPT_BOOLEAN(0, "threads", &o.threads,
+			    "a table of threads: what each allocated, freed and left live"),
 		OPT_BOOLEAN(0, "show-libc-frees", &o.show_libc_frees,
 			    "count the blocks glibc freed at exit (__libc_freeres) as live"),
 		OPT_BOOLEAN(0, "no-default-suppressions", &o.no_default_suppressions,

@@ -42,6 +42,9 @@ test_report() {
 	"$MEMTRACK" report --json --fail-if 'allocs>1' --fail-if 'allocs@each>1' \
 		--fail-if 'peak>1TiB' "$art" >"$tmp/limits.json" 2>/dev/null || true
 	docs+=("$tmp/limits.json")
+	# with the threads of a tree
+	"$MEMTRACK" report --json --threads "$art" >"$tmp/threads.json"
+	docs+=("$tmp/threads.json")
 	expect_eq "report: the schema's name and version" "memtrack-report/1" \
 		"$(jq -r .schema "${docs[0]}")"
 	expect_eq "report: the schema key comes first" schema "$(jq -r 'keys_unsorted[0]' "${docs[0]}")"

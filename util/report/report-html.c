@@ -13,6 +13,7 @@
 #include "util/quote.h"
 #include "util/report/report-html.h"
 #include "util/report/report-json.h"
+#include "util/report/report-threads.h"
 #include "util/u64-map.h"
 #include "util/util.h"
 
@@ -112,6 +113,45 @@ static cJSON *json_processes(const struct report_summary *s)
 	return a;
 }
 
+/* [pid, tid, allocations, bytes allocated, frees, bytes freed, peak, leaked blocks, leaked bytes] */
+static cJSON *json_threads(const struct report_summary *s)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; s->threads && i < s->threads->nr; i++) {
+		const struct report_thread *t = &s->threads->v[i];
+		const double v[] = {
+			t->pid, t->tid, t->allocs, t->bytes_allocated, t->frees, t->bytes_freed,
+			t->peak_bytes, t->leaked_count, t->leaked_bytes,
+		};
+
+		cJSON_AddItemToArray(a, cJSON_CreateDoubleArray(v, ARRAY_SIZE(v)));
+	}
+	return a;
+}
+
+/* the allocation sizes: [lowest size, count] per bucket, from the first used to the last */
+static cJSON *json_sizes(const struct report_summary *s)
+{
+	unsigned int i, first = REPORT_HIST_BUCKETS, last = 0;
+	cJSON *a = cJSON_CreateArray();
+
+	for (i = 0; i < REPORT_HIST_BUCKETS; i++) {
+		if (!s->hist[i])
+			continue;
+		if (first == REPORT_HIST_BUCKETS)
+			first = i;
+		last = i;
+	}
+	for (i = first; i <= last && first < REPORT_HIST_BUCKETS; i++) {
+		const double v[] = { report_hist__lower(i), s->hist[i] };
+
+		cJSON_AddItemToArray(a, cJSON_CreateDoubleArray(v, 2));
+	}
+	return a;
+}
+
 static cJSON *json_series(struct report_summary *s, const struct report_timeline_series *ts)
 {
 	struct report_process *p = ts->key == REPORT_TIMELINE_TOTAL ? NULL :
@@ -196,6 +236,8 @@ static cJSON *json_run(const struct report_html_run *r)
 	cJSON_AddBoolToObject(o, "has_stacks", r->has_stacks);
 	cJSON_AddItemToObject(o, "totals", json_totals(r->s));
 	cJSON_AddItemToObject(o, "processes", json_processes(r->s));
+	cJSON_AddItemToObject(o, "threads", json_threads(r->s));
+	cJSON_AddItemToObject(o, "sizes", json_sizes(r->s));
 	tl = json_timeline(r->s);
 	cJSON_AddItemToObject(o, "timeline", tl ? tl : cJSON_CreateArray());
 	cJSON_AddNumberToObject(o, "depth", r->depth);

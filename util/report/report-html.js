@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // memtrack report --html: draws the figures that memtrack put in the page as
 // JSON (#memtrack-data): the flame graph of the call tree, the live heap over
-// time, the processes and the call sites.  Strings from the artifact reach
+// time, the processes, their threads, the allocation sizes and the call sites.  Strings from the artifact reach
 // the page only as text (textContent, setAttribute), never as markup.
 "use strict";
 (function () {
@@ -453,6 +453,59 @@
 		table(box, cols, run.processes, 5);
 	}
 
+	// [pid, tid, allocations, bytes allocated, frees, bytes freed, peak, leaked blocks, leaked bytes]
+	function threads(run, title) {
+		const box = document.getElementById("threads");
+		if (title)
+			box.appendChild(el("div", { class: "sub" }, title));
+		if (!run.threads.length) {
+			box.appendChild(el("div", { class: "none" }, "no allocations"));
+			return;
+		}
+		const cols = [
+			{ title: "pid", get: (t) => t[0] },
+			{ title: "tid", get: (t) => t[1] },
+			{ title: "allocations", get: (t) => t[2], show: count },
+			{ title: "bytes allocated", get: (t) => t[3], show: bytes },
+			{ title: "frees", get: (t) => t[4], show: count },
+			{ title: "bytes freed", get: (t) => t[5], show: bytes },
+			{ title: "peak of its blocks", get: (t) => t[6], show: bytes },
+			{ title: "leaked blocks", get: (t) => t[7], show: count },
+			{ title: "live at exit", get: (t) => t[8], show: bytes },
+		];
+		table(box, cols, run.threads, 3);
+	}
+
+	// a bar per power of two of the sizes allocated: [lowest size, count]
+	function sizes(run, title) {
+		const box = document.getElementById("sizes");
+		if (title)
+			box.appendChild(el("div", { class: "sub" }, title));
+		if (!run.sizes.length) {
+			box.appendChild(el("div", { class: "none" }, "no allocations"));
+			return;
+		}
+		const W = 960, H = 220, L = 70, TOP = 10, B = 40;
+		const most = Math.max(...run.sizes.map((b) => b[1]));
+		const step = (W - L) / run.sizes.length;
+		const y = (v) => TOP + (H - TOP - B) * (1 - v / most);
+		const g = svg("svg", { viewBox: "0 0 " + W + " " + H, width: "100%", role: "img" });
+		for (let i = 0; i <= 4; i++) {
+			g.appendChild(svg("line", { x1: L, x2: W, y1: y(most * i / 4), y2: y(most * i / 4), stroke: "#e3e7eb" }));
+			g.appendChild(svg("text", { x: L - 6, y: y(most * i / 4) + 4, "text-anchor": "end" }, count(most * i / 4)));
+		}
+		run.sizes.forEach((b, i) => {
+			const x = L + i * step, label = b[0] ? bytes(b[0]) : "0 B";
+			const bar = svg("rect", { class: "bar", x: x + 2, y: y(b[1]), width: Math.max(step - 4, 1),
+				height: H - B - y(b[1]), fill: "#0b63c5", "data-min": b[0], "data-count": b[1] });
+			bar.appendChild(svg("title", {}, (b[0] ? label + " .. " + bytes(2 * b[0] - 1) : "0 B") +
+				": " + count(b[1]) + " allocations"));
+			g.appendChild(bar);
+			g.appendChild(svg("text", { x: x + step / 2, y: H - B + 14, "text-anchor": "middle" }, label));
+		});
+		box.appendChild(g);
+	}
+
 	function framesCell(frames) {
 		const d = el("div");
 		frames.forEach((f, i) => {
@@ -519,9 +572,15 @@
 		drawTimeline(HEAD, "head: " + HEAD.artifact);
 		processes(BASE, "base: " + BASE.artifact);
 		processes(HEAD, "head: " + HEAD.artifact);
+		threads(BASE, "base: " + BASE.artifact);
+		threads(HEAD, "head: " + HEAD.artifact);
+		sizes(BASE, "base: " + BASE.artifact);
+		sizes(HEAD, "head: " + HEAD.artifact);
 	} else {
 		drawTimeline(HEAD);
 		processes(HEAD);
+		threads(HEAD);
+		sizes(HEAD);
 	}
 	sites();
 	document.body.setAttribute("data-ready", "1");

@@ -20,6 +20,7 @@
 #include "util/report/report.h"
 #include "util/report/report-json.h"
 #include "util/report/report-suppress.h"
+#include "util/report/report-threads.h"
 #include "util/usage.h"
 #include "util/util.h"
 
@@ -307,6 +308,30 @@ static cJSON *json_suppressions(const struct report_suppressions *sup)
 	return a;
 }
 
+/* --threads: every thread, largest bytes allocated first */
+static cJSON *json_threads(const struct report_threads *t)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < t->nr; i++) {
+		const struct report_thread *th = &t->v[i];
+		cJSON *e = cJSON_CreateObject();
+
+		report_json__i64(e, "pid", th->pid);
+		report_json__i64(e, "tid", th->tid);
+		report_json__u64(e, "allocations", th->allocs);
+		report_json__u64(e, "bytes_allocated", th->bytes_allocated);
+		report_json__u64(e, "frees", th->frees);
+		report_json__u64(e, "bytes_freed", th->bytes_freed);
+		report_json__u64(e, "peak_bytes", th->peak_bytes);
+		report_json__u64(e, "leaked_count", th->leaked_count);
+		report_json__u64(e, "leaked_bytes", th->leaked_bytes);
+		cJSON_AddItemToArray(a, e);
+	}
+	return a;
+}
+
 cJSON *report_json__summary(struct loaded *l, const char *path,
 				  const struct report_opts *opts)
 {
@@ -341,6 +366,8 @@ cJSON *report_json__summary(struct loaded *l, const char *path,
 	free(sorted);
 	cJSON_AddItemToObject(o, "meta", json_meta(s));
 	cJSON_AddItemToObject(o, "suppressions", json_suppressions(opts->sup));
+	if (opts->threads && s->threads)
+		cJSON_AddItemToObject(o, "threads", json_threads(s->threads));
 	if (json_add_sites(o, l, opts)) {
 		cJSON_Delete(o);
 		return NULL;

@@ -17,6 +17,7 @@
 #include "util/quote.h"
 #include "util/report/report.h"
 #include "util/report/report-suppress.h"
+#include "util/report/report-threads.h"
 #include "util/report/report-timeline.h"
 #include "util/report/stdin-spool.h"
 #include "util/usage.h"
@@ -322,6 +323,12 @@ int load_summary(const char *path, struct report_opts *o, struct loaded *l)
 	if (o->timeline || o->gnuplot || o->html)
 		l->s.timeline = report_timeline__new(TIMELINE_BINS);
 	l->s.sites = report_sites__new();
+	if (o->threads || o->html)
+		l->s.threads = report_threads__new();
+	if ((o->threads || o->html) && !l->s.threads) {
+		report_summary__exit(&l->s);
+		return error("out of memory");
+	}
 	if ((o->timeline || o->gnuplot || o->html) && !l->s.timeline) {
 		report_summary__exit(&l->s);
 		return error("out of memory");

@@ -5,6 +5,7 @@
 
 #include "util/report/report-sites.h"
 #include "util/report/report-summary.h"
+#include "util/report/report-threads.h"
 #include "util/report/report-timeline.h"
 #include "util/util.h"
 
@@ -305,6 +306,8 @@ static void apply_exec(struct report_summary *s, struct report_process *p,
 			s->total.discarded_count++;
 			s->total.discarded_bytes += e->size;
 		}
+		if (s->threads)
+			report_threads__forget(s->threads, p->pid, e->addr, e->size);
 		live_table__remove(t, e);
 	}
 	live_table__fit(t);
@@ -485,6 +488,11 @@ static int on_alloc(struct event_ctx *c, uint64_t addr, uint64_t size)
 		if (err)
 			return err;
 	}
+	if (old && c->s->threads)
+		report_threads__forget(c->s->threads, p->pid, addr, old->size);
+	if (c->counted && c->s->threads &&
+	    report_threads__alloc(c->s->threads, p->pid, c->rec->tid, addr, size))
+		return -ENOMEM;
 	if (old) {
 		/* its free was never seen: let the new block take its place */
 		block_dies(c->s, old);
@@ -538,6 +546,10 @@ static void on_free(struct event_ctx *c, uint64_t addr)
 		return;
 	}
 	temporary = c->counted && temporary_take_free(c, e);
+	if (c->s->threads && c->counted)
+		report_threads__free(c->s->threads, c->p->pid, c->rec->tid, addr, e->size);
+	else if (c->s->threads)
+		report_threads__forget(c->s->threads, c->p->pid, addr, e->size);
 	block_dies(c->s, e);
 	heap_sub_live(&c->p->heap, e->size);
 	for (i = 0; c->counted && i < 2; i++) {
@@ -751,6 +763,8 @@ static void count_leak(struct report_summary *s, struct report_process *p,
 	s->total.leaked_bytes += e->size;
 	if (s->sites)
 		report_sites__leak(s->sites, e->site, e->size);
+	if (s->threads)
+		report_threads__leak(s->threads, p->pid, e->addr, e->size);
 	p->heap.leaked_count++;
 	p->heap.leaked_bytes += e->size;
 }
@@ -767,6 +781,8 @@ void report_summary__finish(struct report_summary *s)
 			if (p->live.slots[j].addr && p->live.slots[j].counted)
 				count_leak(s, p, &p->live.slots[j]);
 	}
+	if (s->threads)
+		report_threads__sort(s->threads);
 }
 
 int report_summary__init(struct report_summary *s, const struct report_filter *f)
@@ -796,5 +812,6 @@ void report_summary__exit(struct report_summary *s)
 	u64_map__exit(&s->proc_index);
 	report_timeline__delete(s->timeline);
 	report_sites__delete(s->sites);
+	report_threads__delete(s->threads);
 	memset(s, 0, sizeof(*s));
 }

@@ -35,7 +35,7 @@
  * the timeline count the blocks of exited processes and replaced images
  * (lifetimes == REPORT_LIFETIMES_LATE).
  *
- * timeline and sites are optional: set them after report_summary__init()
+ * timeline, sites and threads are optional: set them after report_summary__init()
  * to have them fed; report_summary__exit() deletes them.  So is
  * suppressed(), which report_summary__finish() asks about each block still
  * live (site: its call site, 0 without one).
@@ -128,6 +128,7 @@ enum report_lifetimes {
 struct report_moment;
 struct report_timeline;
 struct report_sites;
+struct report_threads;
 
 struct report_summary {
 	struct report_filter filter;
@@ -150,6 +151,7 @@ struct report_summary {
 	enum report_lifetimes lifetimes;
 	struct report_timeline *timeline;	/* NULL unless asked for */
 	struct report_sites *sites;		/* call sites; NULL unless asked for */
+	struct report_threads *threads;		/* per thread; NULL unless asked for */
 	/* a block live at the end for which this is true is suppressed, not leaked */
 	bool (*suppressed)(void *arg, uint32_t site, uint64_t size);
 	void *suppressed_arg;

@@ -16,6 +16,7 @@
 #include "util/report/report.h"
 #include "util/report/report-hints.h"
 #include "util/report/report-suppress.h"
+#include "util/report/report-threads.h"
 #include "util/symbol/demangle.h"
 #include "util/usage.h"
 #include "util/util.h"
@@ -195,6 +196,28 @@ const struct report_process **sorted_processes(const struct report_summary *s)
 	return v;
 }
 
+/* --threads: the threads that allocated most, --top of them */
+static void print_threads(const struct report_summary *s, unsigned int top)
+{
+	const struct report_threads *t = s->threads;
+	size_t i, n;
+
+	if (!t)
+		return;
+	n = top && top < t->nr ? top : t->nr;
+	printf("\nThreads by bytes allocated, top %zu of %zu\n", n, t->nr);
+	printf("  %8s %8s %10s %11s %10s %11s %11s %8s %11s\n", "PID", "TID", "ALLOCS",
+	       "ALLOCATED", "FREES", "FREED", "PEAK", "LEAKED", "LIVE@EXIT");
+	for (i = 0; i < n; i++) {
+		const struct report_thread *th = &t->v[i];
+
+		printf("  %8d %8d %10" PRIu64 " %11s %10" PRIu64 " %11s %11s %8" PRIu64 " %11s\n",
+		       th->pid, th->tid, th->allocs, HB(th->bytes_allocated), th->frees,
+		       HB(th->bytes_freed), HB(th->peak_bytes), th->leaked_count,
+		       HB(th->leaked_bytes));
+	}
+}
+
 static void print_processes(const struct report_summary *s)
 {
 	const struct report_process **procs = sorted_processes(s);
@@ -370,6 +393,8 @@ int print_summary(struct loaded *l, const char *path, const struct report_opts *
 	print_heap(&l->s);
 	print_histogram(&l->s);
 	print_processes(&l->s);
+	if (o->threads)
+		print_threads(&l->s, o->top);
 	if (l->s.total.suppressed_count) {
 		printf("\nSuppressed leaks (--no-default-suppressions counts the built-in ones)\n");
 		report_suppressions__print(o->sup, stdout);

@@ -45,6 +45,7 @@ struct report_opts {
 	const char *suppressions;	/* --suppressions */
 	bool no_default_suppressions;
 	bool show_libc_frees;		/* --show-libc-frees */
+	bool threads;			/* --threads */
 	struct report_suppressions *sup;
 };
 
