@@ -181,6 +181,24 @@ struct {
 	__type(value, __u8);
 } pid_files SEC(".maps");
 
+/* executables the shim serves, from a root: struct mt_exe_key (userspace's verdicts) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct mt_exe_key);
+	__type(value, __u8);
+} exe_ok SEC(".maps");
+
+/* tracked processes whose image has mapped the preload shim */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u8);
+} shim_mapped SEC(".maps");
+
 /* 0: tracked processes run whatever code they map, unprobed */
 const volatile bool discover_allocators = false;
 /* every exec stops, for userspace to choose the new image's backend */
@@ -356,16 +374,31 @@ static __always_inline bool known_file_needs_stop(struct mt_file_id *file, __u32
 	if (*kind == MT_FILE_PLAIN)
 		return false;
 	mode = mode_of(tgid);
+	/*
+	 * ld.so maps LD_PRELOAD's libraries first: with the shim mapped, the
+	 * process waits in its hello while userspace inspects what it mapped
+	 */
 	if (mode == MT_MODE_PENDING)
-		return true;
+		return !bpf_map_lookup_elem(&shim_mapped, &tgid);
 	/* an allocator the process is to have the probes of, and has not yet */
 	return (mode == MT_MODE_BPF || *kind == MT_FILE_FOREIGN_ALLOCATOR) &&
 	       !bpf_map_lookup_elem(&pid_files, &key);
 }
 
+/*
+ * A pending process with the shim mapped: what it maps before its hello,
+ * userspace reads while the hello waits, so it need not stop for it.
+ */
+static __always_inline bool waits_in_hello(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return mode_of(tgid) == MT_MODE_PENDING && bpf_map_lookup_elem(&shim_mapped, &tgid);
+}
+
 /* stops the current process until userspace has inspected what it mapped */
 static __always_inline void stop_for_attach(struct mt_file_id *file, bool always,
-					    __s32 reason)
+					    __s32 reason, const struct mt_exe_key *exe)
 {
 	struct mt_proc_event *e;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key;
@@ -395,6 +428,9 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 	e->ts = now & ~MT_STOPPED_THEIRS;
 	e->comm[0] = 0;
 	e->filename[0] = 0;
+	e->exe.dev = exe ? exe->dev : 0;
+	e->exe.ino = exe ? exe->ino : 0;
+	e->exe.root = exe ? exe->root : 0;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
@@ -653,6 +689,7 @@ static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
 	e->exit_code = 0;
 	e->ts = bpf_ktime_get_ns();
 	e->filename[0] = 0;
+	e->exe.dev = e->exe.ino = e->exe.root = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
 }
@@ -902,7 +939,7 @@ static __always_inline void hold_new_child(void)
 
 	if ((__u32)id != tgid || !(mode_bits_of(tgid) & MT_MODE_LINKED))
 		return;
-	stop_for_attach(NULL, true, MT_NEW_CODE_FORK);
+	stop_for_attach(NULL, true, MT_NEW_CODE_FORK, NULL);
 }
 
 /*
@@ -939,10 +976,17 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 			 * with call graphs, userspace records every new code
 			 * mapping; the shim's own code is in no stack
 			 */
-			if ((file.ino || unknown) && !is_shim_file(&file) &&
-			    (discover_allocators || call_graph != MT_CALL_GRAPH_NO))
-				stop_for_attach(&file, unknown || call_graph != MT_CALL_GRAPH_NO,
-						MT_NEW_CODE_MMAP);
+			if (is_shim_file(&file)) {
+				__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+				__u8 one = 1;
+
+				bpf_map_update_elem(&shim_mapped, &tgid, &one, BPF_ANY);
+			} else if ((file.ino || unknown) &&
+				   (discover_allocators || call_graph != MT_CALL_GRAPH_NO)) {
+				stop_for_attach(&file, unknown || (call_graph != MT_CALL_GRAPH_NO &&
+								   !waits_in_hello()),
+						MT_NEW_CODE_MMAP, NULL);
+			}
 		}
 		break;
 	case NR_munmap:
@@ -990,32 +1034,81 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	return 0;
 }
 
+/*
+ * What ld.so will see of the new image (the auxv the kernel saved): an
+ * interpreter to run, and no secure exec (which drops LD_PRELOAD).
+ */
+static __always_inline bool shim_can_load(struct task_struct *p)
+{
+	void *mm = kernel_ptr(p, koff.task_mm);
+	bool interp = false;
+	__u64 pair[2];
+	__u32 i;
+
+	if (!mm)
+		return false;
+	for (i = 0; i < 28; i++) {
+		if (bpf_probe_read_kernel(pair, sizeof(pair),
+					  (char *)mm + koff.mm_saved_auxv + i * sizeof(pair)))
+			return false;
+		if (pair[0] == 0)		/* AT_NULL */
+			break;
+		if (pair[0] == 23 && pair[1])	/* AT_SECURE */
+			return false;
+		if (pair[0] == 7)		/* AT_BASE: where the interpreter is */
+			interp = pair[1] != 0;
+	}
+	return interp;
+}
+
+/*
+ * An executable userspace already found the shim serves, exec'd from the
+ * same root, with nothing of the old image's probes to take down: it runs
+ * on as pending, and its hello, which it waits in, settles the rest.
+ */
+static __always_inline bool exec_decided(struct task_struct *p, __u32 tgid,
+					 const struct mt_exe_key *key)
+{
+	__u8 pending = MT_MODE_PENDING;
+
+	if (!decide_at_exec || (mode_bits_of(tgid) & MT_MODE_LINKED) ||
+	    !bpf_map_lookup_elem(&exe_ok, key) || !shim_can_load(p))
+		return false;
+	return !bpf_map_update_elem(&tracked, &tgid, &pending, BPF_EXIST);
+}
+
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	__u32 tgid = kernel_u32(p, koff.task_tgid);
 	struct mt_proc_event *e;
+	struct mt_exe_key key;
+	struct mt_file_id file;
+	bool decided;
 
 	if (!is_tracked(tgid))
 		return 0;
 	/* a new image, a new stack */
 	bpf_map_delete_elem(&stack_ends, &tgid);
 	bpf_map_delete_elem(&stack_ends, &old_pid);
+	bpf_map_delete_elem(&shim_mapped, &tgid);
+	file_id_of(kernel_ptr(bprm, koff.binprm_file), &file);
+	key.dev = file.dev;
+	key.ino = file.ino;
+	key.root = (__u64)kernel_ptr(kernel_ptr(p, koff.task_fs), koff.fs_root_dentry);
+	decided = exec_decided(p, tgid, &key);
 	e = reserve_proc_event(MT_EXEC, tgid);
-	if (!e)
-		return 0;
-	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
-				  kernel_ptr(bprm, koff.binprm_filename));
-	submit_event(e);
-	if (discover_allocators || call_graph != MT_CALL_GRAPH_NO || decide_at_exec) {
-		struct mt_file_id file;
-
-		/* with call graphs or backends to choose, every exec stops */
-		file_id_of(kernel_ptr(bprm, koff.binprm_file), &file);
-		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO || decide_at_exec,
-				MT_NEW_CODE_EXEC);
+	if (e) {
+		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+					  kernel_ptr(bprm, koff.binprm_filename));
+		e->reason = decided ? MT_EXEC_PENDING : 0;
+		submit_event(e);
 	}
+	/* with call graphs or backends to choose, every other exec stops */
+	if (!decided && (discover_allocators || call_graph != MT_CALL_GRAPH_NO || decide_at_exec))
+		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO || decide_at_exec,
+				MT_NEW_CODE_EXEC, &key);
 	return 0;
 }
 
@@ -1035,6 +1128,7 @@ int BPF_PROG(process_exit, struct task_struct *p)
 		return 0;
 	bpf_map_delete_elem(&tracked, &tgid);
 	bpf_map_delete_elem(&their_stops, &tgid);
+	bpf_map_delete_elem(&shim_mapped, &tgid);
 	e = reserve_proc_event(MT_EXIT, tgid);
 	if (!e)
 		return 0;

@@ -53,6 +53,21 @@ enum mt_kind {
 #define MT_NEW_CODE_MMAP	2
 #define MT_NEW_CODE_FORK	3	/* a child of a process with probes, before it runs */
 
+/* in an MT_EXEC's reason: BPF chose the shim for the new image, which runs on unheld */
+#define MT_EXEC_PENDING		1
+
+/*
+ * Keys of exe_ok: an executable, seen from a root, that userspace found
+ * the shim serves (a dynamic ELF of this machine, no sanitizer runtime, no
+ * allocator of its own).  Its next execs from that root with the shim's
+ * interpreter and no secure exec run on as MT_MODE_PENDING, unheld.
+ */
+struct mt_exe_key {
+	__u64 dev;
+	__u64 ino;
+	__u64 root;	/* the fs root's dentry, as a number */
+};
+
 /*
  * How a tracked process is traced: the values of the `tracked` map.  A
  * process waits as MT_MODE_PENDING from its exec until its preload shim
@@ -185,9 +200,11 @@ struct mt_proc_event {
 	__u32 ppid;		/* MT_FORK: parent tgid */
 	union {
 		__s32 exit_code;	/* MT_EXIT: wait status (code << 8 | signal) */
-		__s32 reason;		/* MT_NEW_CODE: MT_NEW_CODE_EXEC, _MMAP or _FORK */
+		__s32 reason;		/* MT_NEW_CODE: MT_NEW_CODE_EXEC, _MMAP or _FORK;
+					 * MT_EXEC: MT_EXEC_PENDING or 0 */
 	};
 	__u64 ts;
+	struct mt_exe_key exe;		/* MT_NEW_CODE at exec: the image's key of exe_ok */
 	char comm[MT_COMM_LEN];
 	char filename[MT_PATH_LEN];	/* MT_EXEC only */
 };
@@ -214,6 +231,9 @@ struct mt_kernel_offsets {
 	__u32 task_vfork_done;		/* struct completion *, set in a vfork child */
 	__u32 task_real_parent;		/* struct task_struct * */
 	__u32 mm_start_stack;		/* unsigned long */
+	__u32 mm_saved_auxv;		/* unsigned long[], the auxv pairs */
+	__u32 task_fs;			/* struct fs_struct * */
+	__u32 fs_root_dentry;		/* struct dentry *, of root (a struct path) */
 };
 
 /* per-ring reservation failures, indexed by ring */

@@ -149,13 +149,22 @@ test_preload_refused() {
 	expect_eq "--backend nonsense is a usage error" 129 "$rc"
 }
 
-# a dynamic program that takes the shim is held at its exec (which backend) and at its
-# one library's code (libc: recorded for the stacks), never at the shim's own code
+# a dynamic program that takes the shim is held at its first exec (which backend), not
+# at its library's code (the shim mapped first: its hello waits while libc is read);
+# an executable seen once runs on unheld at its next execs, BPF deciding
 test_held_for_new_code() {
 	MEMTRACK_BACKEND='' "$MEMTRACK" track -v -o "$tmp" -- /bin/true 2>"$tmp/err" >/dev/null
-	expect_eq "held: /bin/true at its exec and at libc's mapping, not at the shim's" \
-		"memtrack track: held processes for their new code 1 times at exec, 1 at a code mapping" \
+	expect_eq "held: /bin/true at its exec, not at libc's mapping nor the shim's" \
+		"memtrack track: held processes for their new code 1 times at exec, 0 at a code mapping; 0 execs ran on unheld" \
 		"$(grep '^memtrack track: held processes' "$tmp/err")"
+	rm -f "$tmp"/*.msgpack
+	MEMTRACK_BACKEND='' "$MEMTRACK" track -v -o "$tmp" -- \
+		sh -c '/bin/true; /bin/true; /bin/true; exec /bin/true' 2>"$tmp/err" >/dev/null
+	expect_eq "held: sh and the first /bin/true, not the three after" \
+		"memtrack track: held processes for their new code 2 times at exec, 0 at a code mapping; 3 execs ran on unheld" \
+		"$(grep '^memtrack track: held processes' "$tmp/err")"
+	expect_eq "unheld: every process takes the shim" "4 processes (4 preload)" \
+		"$(grep -o '[0-9]* processes ([^)]*)' "$tmp/err")"
 	rm -f "$tmp"/*.msgpack
 }
 

@@ -24,7 +24,7 @@
 struct kernel_field {
 	const char *type;
 	const char *member;	/* "a.b": member b of the struct or union member a */
-	size_t size;		/* the size the probes read */
+	size_t size;		/* the size the probes read; 0: an array, read as they need */
 	size_t off;		/* offset in struct mt_kernel_offsets */
 };
 
@@ -47,6 +47,9 @@ static const struct kernel_field fields[] = {
 	FIELD("task_struct", "vfork_done", 8, task_vfork_done),
 	FIELD("task_struct", "real_parent", 8, task_real_parent),
 	FIELD("mm_struct", "start_stack", 8, mm_start_stack),
+	FIELD("mm_struct", "saved_auxv", 0, mm_saved_auxv),
+	FIELD("task_struct", "fs", 8, task_fs),
+	FIELD("fs_struct", "root.dentry", 8, fs_root_dentry),
 };
 
 /* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */
@@ -298,7 +301,7 @@ static int field_offset(const struct btf_raw *b, __u32 id, const struct kernel_f
 			break;
 		path += len + 1;
 	}
-	if (bits % 8 || size_of(b, id, 0) != (__s64)f->size)
+	if (bits % 8 || (f->size && size_of(b, id, 0) != (__s64)f->size))
 		return -EINVAL;
 	*off = bits / 8;
 	return 0;

@@ -57,6 +57,12 @@ int bpf_track__check_probes(struct bpf_track *t)
 	return -EOPNOTSUPP;
 }
 
+int bpf_track__exe_ok(struct bpf_track *t, const struct mt_exe_key *key)
+{
+	(void)t, (void)key;
+	return -EOPNOTSUPP;
+}
+
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;

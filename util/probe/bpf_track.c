@@ -537,6 +537,16 @@ void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 	t->nplinks = kept;
 }
 
+int bpf_track__exe_ok(struct bpf_track *t, const struct mt_exe_key *key)
+{
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(t->skel->maps.exe_ok, key, sizeof(*key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 {
 	return pressure__resume_attached(bpf_track__pressure_fd(t), pid);

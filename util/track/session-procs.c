@@ -237,6 +237,38 @@ static void check_guest(struct track_session *s, pid_t pid, const struct code_sc
 }
 
 /*
+ * An image the shim serves with nothing for userspace to do before ld.so
+ * runs: the next execs of its file from that root are decided by BPF and
+ * run on unheld (their hello settles the rest).  Not one with probes of
+ * its own to get first, or whose executable the shim cannot serve.
+ */
+static void remember_exe(struct track_session *s, const struct mt_proc_event *e,
+			 const struct code_scan *scan)
+{
+	if (bpf_track__mode(s->bpf, e->pid) != MT_MODE_PENDING || !e->exe.ino ||
+	    !scan->exe_found || scan->exe_static || scan->exe_sanitizer || scan->exe_own ||
+	    scan->alias_used || scan->foreign || scan->exe_id.dev != e->exe.dev ||
+	    scan->exe_id.ino != e->exe.ino)
+		return;
+	bpf_track__exe_ok(s->bpf, &e->exe);
+}
+
+/* an exec BPF decided: the image takes the shim, and runs on to its hello */
+static void exec_pending(struct track_session *s, const struct mt_proc_event *e)
+{
+	struct process *p = proc_table__get(&s->procs, e->pid);
+
+	s->unheld_exec++;
+	if (p) {
+		/* its hello may have come first */
+		p->mode = bpf_track__mode(s->bpf, e->pid);
+		p->bpf_why = NULL;
+	}
+	if (s->sym)
+		symbolizer__exec(s->sym, e->pid);
+}
+
+/*
  * A tracked process exec'd or mapped code not seen before: choose its
  * backend, probe what needs it, note its mappings for the resolver (it may
  * be gone when its stacks are), resume it.
@@ -259,8 +291,10 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	probe_process(s, e->pid, &scan);
 	check_pending(s, e->pid, &scan);
 	check_guest(s, e->pid, &scan);
-	if (e->reason == MT_NEW_CODE_EXEC)
+	if (e->reason == MT_NEW_CODE_EXEC) {
 		check_blind(s, e->pid, &scan);
+		remember_exe(s, e, &scan);
+	}
 	if (s->sym && e->reason == MT_NEW_CODE_EXEC)
 		symbolizer__exec(s->sym, e->pid);
 	else if (s->sym && e->reason == MT_NEW_CODE_MMAP)
@@ -290,13 +324,16 @@ bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 		} else if (flags & SHIM_NO_NEXT) {
 			why = "the shim finds no malloc and free to call";
 			tag = "no libc malloc";
-		} else if (!bpf_track__inspect_process(s->bpf, pid, LINK_NONE, &scan)) {
+		} else if (!bpf_track__inspect_process(s->bpf, pid, LINK_FOREIGN, &scan)) {
+			/* what it mapped before its hello did not stop it: probed now */
 			why = shim_blind_spot(&scan, buf, sizeof(buf), &tag);
 		}
 		if (why) {
 			use_bpf(s, pid, tag, "%s", why);
 			return false;
 		}
+		if (s->sym)
+			symbolizer__snapshot(s->sym, pid);
 	}
 	mp = merger__proc(s->merger, pid);
 	if (!mp)
@@ -446,6 +483,8 @@ int session__on_event_record(void *ctx, const void *data, uint32_t len)
 		if (len < sizeof(struct mt_proc_event))
 			break;
 		proc_table__apply(&s->procs, data);
+		if (kind == MT_EXEC && ((const struct mt_proc_event *)data)->reason == MT_EXEC_PENDING)
+			exec_pending(s, data);
 		follow_process(s, data);
 		follow_wrappers(s, data);
 		if (kind == MT_EXIT) {

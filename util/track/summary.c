@@ -60,7 +60,8 @@ static void print_probe_runs(struct track_session *s)
 		"stopped a process %" PRIu64 " times (SIGSTOP)\n",
 		atomic_load(&s->watch.freezes), *bpf_track__pressure_stops(s->bpf));
 	fprintf(stderr, "memtrack track: held processes for their new code %" PRIu64
-		" times at exec, %" PRIu64 " at a code mapping\n", s->held_exec, s->held_mmap);
+		" times at exec, %" PRIu64 " at a code mapping; %" PRIu64 " execs ran on unheld\n",
+		s->held_exec, s->held_mmap, s->unheld_exec);
 }
 
 /* processes traced through the preload shim (or that would have been, had they allocated) */
