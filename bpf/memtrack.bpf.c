@@ -442,14 +442,39 @@ static __always_inline void file_id_of(struct file *f, struct mt_file_id *id)
 	id->ino = kernel_read(__u64, inode, koff.inode_ino);
 }
 
-static long vma_file_id(struct task_struct *task, struct vm_area_struct *vma,
-			void *ctx)
+/* a code mapping as the resolver needs it: its range, offset and file */
+static long vma_code_map(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
+	struct mt_code_map *m = ctx;
 	struct file *f = kernel_ptr(vma, koff.vma_file);
+	struct mt_file_id id = {};
 
 	if (f)
-		file_id_of(f, ctx);
+		file_id_of(f, &id);
+	m->dev = id.dev;
+	m->ino = id.ino;
+	m->start = kernel_read(__u64, vma, koff.vma_start);
+	m->end = kernel_read(__u64, vma, koff.vma_end);
+	m->pgoff = kernel_read(__u64, vma, koff.vma_pgoff) << 12;
 	return 0;
+}
+
+/* the resolver learns the mapping from the event, and the process runs on */
+static __always_inline void emit_code_map(struct mt_code_map *m)
+{
+	struct mt_code_map *e;
+
+	if (tracing_done)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(MT_RING_EVENTS);
+		return;
+	}
+	*e = *m;
+	e->kind = MT_CODE_MAP;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	submit_event(e);
 }
 
 /*
@@ -966,27 +991,36 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	case NR_mmap:
 		emit_alloc(MT_MMAP, ret, args[1], 0);
 		if (args[2] & PROT_EXEC) {
-			struct mt_file_id file = {};
-			bool unknown;
+			struct mt_code_map map = {};
+			struct mt_file_id file;
+			__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+			bool unknown, served;
 
 			/* it fails when another thread holds the mmap lock: look anyway */
-			unknown = bpf_find_vma(bpf_get_current_task_btf(), ret, vma_file_id,
-					       &file, 0) != 0;
-			/*
-			 * with call graphs, userspace records every new code
-			 * mapping; the shim's own code is in no stack
-			 */
+			unknown = bpf_find_vma(bpf_get_current_task_btf(), ret, vma_code_map,
+					       &map, 0) != 0;
+			file.dev = map.dev;
+			file.ino = map.ino;
 			if (is_shim_file(&file)) {
-				__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 				__u8 one = 1;
 
 				bpf_map_update_elem(&shim_mapped, &tgid, &one, BPF_ANY);
-			} else if ((file.ino || unknown) &&
-				   (discover_allocators || call_graph != MT_CALL_GRAPH_NO)) {
-				stop_for_attach(&file, unknown || (call_graph != MT_CALL_GRAPH_NO &&
-								   !waits_in_hello()),
-						MT_NEW_CODE_MMAP, NULL);
+				break;
 			}
+			if (!file.ino && !unknown)
+				break;
+			/*
+			 * with call graphs, userspace records every new code
+			 * mapping: one the shim serves tells it by an event (or
+			 * waits in its hello), the others stop for it
+			 */
+			served = !unknown && (waits_in_hello() || mode_of(tgid) == MT_MODE_PRELOAD);
+			if (served && call_graph != MT_CALL_GRAPH_NO)
+				emit_code_map(&map);
+			if (discover_allocators || call_graph != MT_CALL_GRAPH_NO)
+				stop_for_attach(&file, unknown || (call_graph != MT_CALL_GRAPH_NO &&
+								   !served),
+						MT_NEW_CODE_MMAP, NULL);
 		}
 		break;
 	case NR_munmap:

@@ -26,6 +26,7 @@ enum mt_kind {
 	MT_NEW_CODE,	/* a process mapped code memtrack has not inspected; it is stopped */
 	MT_STACK,	/* stacks ring: struct mt_stack_record */
 	MT_RAW_STACK,	/* stacks ring: struct mt_raw_stack, to be unwound by userspace */
+	MT_CODE_MAP,	/* struct mt_code_map: a process the shim serves mapped code */
 	MT_KIND_MAX,
 };
 
@@ -193,6 +194,20 @@ enum mt_call_graph {
 	MT_CALL_GRAPH_DWARF,
 };
 
+/*
+ * A code mapping of a process the shim serves, for the resolver: the file
+ * by what it is, read later through /proc/PID/map_files or its path with
+ * the identity checked.  The process does not stop for it.
+ */
+struct mt_code_map {
+	__u32 kind;		/* MT_CODE_MAP */
+	__u32 pid;
+	__u64 start, end;	/* [start, end) */
+	__u64 pgoff;		/* in bytes */
+	__u64 dev;		/* the kernel's dev_t */
+	__u64 ino;
+};
+
 /* process lifetime: MT_FORK, MT_EXEC, MT_EXIT, and MT_NEW_CODE */
 struct mt_proc_event {
 	__u32 kind;
@@ -234,6 +249,9 @@ struct mt_kernel_offsets {
 	__u32 mm_saved_auxv;		/* unsigned long[], the auxv pairs */
 	__u32 task_fs;			/* struct fs_struct * */
 	__u32 fs_root_dentry;		/* struct dentry *, of root (a struct path) */
+	__u32 vma_start;		/* unsigned long */
+	__u32 vma_end;			/* unsigned long */
+	__u32 vma_pgoff;		/* unsigned long, in pages */
 };
 
 /* per-ring reservation failures, indexed by ring */

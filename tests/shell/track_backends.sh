@@ -155,13 +155,13 @@ test_preload_refused() {
 test_held_for_new_code() {
 	MEMTRACK_BACKEND='' "$MEMTRACK" track -v -o "$tmp" -- /bin/true 2>"$tmp/err" >/dev/null
 	expect_eq "held: /bin/true at its exec, not at libc's mapping nor the shim's" \
-		"memtrack track: held processes for their new code 1 times at exec, 0 at a code mapping; 0 execs ran on unheld" \
+		"memtrack track: held processes for their new code 1 times at exec, 0 at a code mapping; 0 execs ran on unheld, 1 code mappings were told by event" \
 		"$(grep '^memtrack track: held processes' "$tmp/err")"
 	rm -f "$tmp"/*.msgpack
 	MEMTRACK_BACKEND='' "$MEMTRACK" track -v -o "$tmp" -- \
 		sh -c '/bin/true; /bin/true; /bin/true; exec /bin/true' 2>"$tmp/err" >/dev/null
 	expect_eq "held: sh and the first /bin/true, not the three after" \
-		"memtrack track: held processes for their new code 2 times at exec, 0 at a code mapping; 3 execs ran on unheld" \
+		"memtrack track: held processes for their new code 2 times at exec, 0 at a code mapping; 3 execs ran on unheld, 5 code mappings were told by event" \
 		"$(grep '^memtrack track: held processes' "$tmp/err")"
 	expect_eq "unheld: every process takes the shim" "4 processes (4 preload)" \
 		"$(grep -o '[0-9]* processes ([^)]*)' "$tmp/err")"

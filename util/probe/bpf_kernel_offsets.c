@@ -50,6 +50,9 @@ static const struct kernel_field fields[] = {
 	FIELD("mm_struct", "saved_auxv", 0, mm_saved_auxv),
 	FIELD("task_struct", "fs", 8, task_fs),
 	FIELD("fs_struct", "root.dentry", 8, fs_root_dentry),
+	FIELD("vm_area_struct", "vm_start", 8, vma_start),
+	FIELD("vm_area_struct", "vm_end", 8, vma_end),
+	FIELD("vm_area_struct", "vm_pgoff", 8, vma_pgoff),
 };
 
 /* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpf/memtrack.h"
 #include "preload/shim-abi.h"
@@ -463,6 +464,35 @@ static void follow_wrappers(struct track_session *s, const struct mt_proc_event 
 		bpf_track__forget_wrappers(s->bpf, e->pid);
 }
 
+/*
+ * A code mapping of a process the shim serves, which did not stop for it:
+ * its file is found through map_files while the process lives (the module
+ * is usually known by its device and inode already); a file gone with its
+ * process leaves the frames in it as module+offset.
+ */
+static void add_code_map(struct track_session *s, const struct mt_code_map *m)
+{
+	char link[96], path[MT_PATH_LEN];
+	struct sym_mapping map = {
+		.start = m->start, .end = m->end, .pgoff = m->pgoff,
+		.dev_major = m->dev >> 20, .dev_minor = m->dev & 0xfffff, .ino = m->ino,
+		.path = path,
+	};
+	ssize_t n;
+
+	s->code_maps++;
+	if (!s->sym)
+		return;
+	snprintf(link, sizeof(link), "/proc/%u/map_files/%llx-%llx", m->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		n = snprintf(path, sizeof(path), "/[dev %llu inode %llu]",
+			     (unsigned long long)m->dev, (unsigned long long)m->ino);
+	path[n < (ssize_t)sizeof(path) ? n : (ssize_t)sizeof(path) - 1] = 0;
+	symbolizer__add_mapping(s->sym, m->pid, &map);
+}
+
 int session__on_event_record(void *ctx, const void *data, uint32_t len)
 {
 	struct track_session *s = ctx;
@@ -476,6 +506,10 @@ int session__on_event_record(void *ctx, const void *data, uint32_t len)
 	case MT_NEW_CODE:
 		if (len >= sizeof(struct mt_proc_event))
 			attach_new_code(s, data);
+		break;
+	case MT_CODE_MAP:
+		if (len >= sizeof(struct mt_code_map))
+			add_code_map(s, data);
 		break;
 	case MT_FORK:
 	case MT_EXEC:

@@ -60,8 +60,9 @@ static void print_probe_runs(struct track_session *s)
 		"stopped a process %" PRIu64 " times (SIGSTOP)\n",
 		atomic_load(&s->watch.freezes), *bpf_track__pressure_stops(s->bpf));
 	fprintf(stderr, "memtrack track: held processes for their new code %" PRIu64
-		" times at exec, %" PRIu64 " at a code mapping; %" PRIu64 " execs ran on unheld\n",
-		s->held_exec, s->held_mmap, s->unheld_exec);
+		" times at exec, %" PRIu64 " at a code mapping; %" PRIu64 " execs ran on unheld, "
+		"%" PRIu64 " code mappings were told by event\n",
+		s->held_exec, s->held_mmap, s->unheld_exec, s->code_maps);
 }
 
 /* processes traced through the preload shim (or that would have been, had they allocated) */
