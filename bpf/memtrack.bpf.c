@@ -190,6 +190,15 @@ struct {
 	__type(value, __u8);
 } exe_ok SEC(".maps");
 
+/* the fs roots (dentries, as numbers) where the shim is at its path */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, __u8);
+} roots_ok SEC(".maps");
+
 /* tracked processes whose image has mapped the preload shim */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -367,19 +376,18 @@ static __always_inline void submit_event(void *rec)
 static __always_inline bool known_file_needs_stop(struct mt_file_id *file, __u32 tgid)
 {
 	struct mt_pid_file key = { .tgid = tgid, .dev = file->dev, .ino = file->ino };
-	__u8 *kind = bpf_map_lookup_elem(&inspected, file), mode;
+	__u8 *kind = bpf_map_lookup_elem(&inspected, file), mode = mode_of(tgid);
 
-	if (!kind)
-		return true;
-	if (*kind == MT_FILE_PLAIN)
-		return false;
-	mode = mode_of(tgid);
 	/*
 	 * ld.so maps LD_PRELOAD's libraries first: with the shim mapped, the
 	 * process waits in its hello while userspace inspects what it mapped
 	 */
-	if (mode == MT_MODE_PENDING)
-		return !bpf_map_lookup_elem(&shim_mapped, &tgid);
+	if (mode == MT_MODE_PENDING && bpf_map_lookup_elem(&shim_mapped, &tgid))
+		return false;
+	if (!kind || mode == MT_MODE_PENDING)
+		return true;
+	if (*kind == MT_FILE_PLAIN)
+		return false;
 	/* an allocator the process is to have the probes of, and has not yet */
 	return (mode == MT_MODE_BPF || *kind == MT_FILE_FOREIGN_ALLOCATOR) &&
 	       !bpf_map_lookup_elem(&pid_files, &key);
@@ -1095,20 +1103,45 @@ static __always_inline bool shim_can_load(struct task_struct *p)
 	return interp;
 }
 
+#define PIDTYPE_PGID	2
+
+/*
+ * Whether someone would see this process stop: its tracer (gdb, strace),
+ * or, for a process group's leader, the job-control shell that made the
+ * group and waits for it with WUNTRACED.
+ */
+static __always_inline bool stop_is_seen(struct task_struct *p)
+{
+	void *sig = kernel_ptr(p, koff.task_signal);
+
+	if (kernel_u32(p, koff.task_ptrace))
+		return true;
+	return sig && kernel_ptr(sig, koff.signal_pids + PIDTYPE_PGID * sizeof(void *)) ==
+			      kernel_ptr(p, koff.task_thread_pid);
+}
+
 /*
  * An executable userspace already found the shim serves, exec'd from the
- * same root, with nothing of the old image's probes to take down: it runs
- * on as pending, and its hello, which it waits in, settles the rest.
+ * same root, with nothing of the old image's probes to take down, runs on
+ * as pending: its hello, which it waits in, settles the rest.  So does an
+ * image not seen yet where a stop would be seen, from a root the shim is
+ * in: its hello settles what it can (not a sanitizer runtime's wish to
+ * come first, which had to be met before ld.so ran).  0: it stops.
  */
-static __always_inline bool exec_decided(struct task_struct *p, __u32 tgid,
-					 const struct mt_exe_key *key)
+static __always_inline __s32 exec_decided(struct task_struct *p, __u32 tgid,
+					  const struct mt_exe_key *key)
 {
 	__u8 pending = MT_MODE_PENDING;
+	__s32 how = MT_EXEC_PENDING;
 
-	if (!decide_at_exec || (mode_bits_of(tgid) & MT_MODE_LINKED) ||
-	    !bpf_map_lookup_elem(&exe_ok, key) || !shim_can_load(p))
-		return false;
-	return !bpf_map_update_elem(&tracked, &tgid, &pending, BPF_EXIST);
+	if (!decide_at_exec || (mode_bits_of(tgid) & MT_MODE_LINKED) || !shim_can_load(p))
+		return 0;
+	if (!bpf_map_lookup_elem(&exe_ok, key)) {
+		if (!stop_is_seen(p) || !bpf_map_lookup_elem(&roots_ok, &key->root))
+			return 0;
+		how = MT_EXEC_UNSEEN;
+	}
+	return bpf_map_update_elem(&tracked, &tgid, &pending, BPF_EXIST) ? 0 : how;
 }
 
 SEC("raw_tp/sched_process_exec")
@@ -1119,7 +1152,7 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	struct mt_proc_event *e;
 	struct mt_exe_key key;
 	struct mt_file_id file;
-	bool decided;
+	__s32 decided;
 
 	if (!is_tracked(tgid))
 		return 0;
@@ -1136,7 +1169,7 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	if (e) {
 		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 					  kernel_ptr(bprm, koff.binprm_filename));
-		e->reason = decided ? MT_EXEC_PENDING : 0;
+		e->reason = decided;
 		submit_event(e);
 	}
 	/* with call graphs or backends to choose, every other exec stops */

@@ -56,6 +56,12 @@ enum mt_kind {
 
 /* in an MT_EXEC's reason: BPF chose the shim for the new image, which runs on unheld */
 #define MT_EXEC_PENDING		1
+/*
+ * ... an image not seen before, which a stop would show to someone (it is
+ * ptraced, or a process group's leader, as a job-control shell makes its
+ * jobs): its hello settles what it can
+ */
+#define MT_EXEC_UNSEEN		2
 
 /*
  * Keys of exe_ok: an executable, seen from a root, that userspace found
@@ -252,6 +258,9 @@ struct mt_kernel_offsets {
 	__u32 vma_start;		/* unsigned long */
 	__u32 vma_end;			/* unsigned long */
 	__u32 vma_pgoff;		/* unsigned long, in pages */
+	__u32 task_ptrace;		/* unsigned int */
+	__u32 task_thread_pid;		/* struct pid * */
+	__u32 signal_pids;		/* struct pid *[PIDTYPE_MAX] */
 };
 
 /* per-ring reservation failures, indexed by ring */

@@ -53,6 +53,9 @@ static const struct kernel_field fields[] = {
 	FIELD("vm_area_struct", "vm_start", 8, vma_start),
 	FIELD("vm_area_struct", "vm_end", 8, vma_end),
 	FIELD("vm_area_struct", "vm_pgoff", 8, vma_pgoff),
+	FIELD("task_struct", "ptrace", 4, task_ptrace),
+	FIELD("task_struct", "thread_pid", 8, task_thread_pid),
+	FIELD("signal_struct", "pids", 0, signal_pids),
 };
 
 /* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */

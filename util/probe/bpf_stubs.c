@@ -63,6 +63,12 @@ int bpf_track__exe_ok(struct bpf_track *t, const struct mt_exe_key *key)
 	return -EOPNOTSUPP;
 }
 
+int bpf_track__root_ok(struct bpf_track *t, uint64_t root)
+{
+	(void)t, (void)root;
+	return -EOPNOTSUPP;
+}
+
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;

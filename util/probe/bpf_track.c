@@ -547,6 +547,16 @@ int bpf_track__exe_ok(struct bpf_track *t, const struct mt_exe_key *key)
 	return 0;
 }
 
+int bpf_track__root_ok(struct bpf_track *t, uint64_t root)
+{
+	__u8 one = 1;
+
+	if (bpf_map__update_elem(t->skel->maps.roots_ok, &root, sizeof(root), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid)
 {
 	return pressure__resume_attached(bpf_track__pressure_fd(t), pid);

@@ -76,6 +76,8 @@ void bpf_track__fork_wrappers(struct bpf_track *t, pid_t parent, pid_t child);
 void bpf_track__forget_wrappers(struct bpf_track *t, pid_t pid);
 /* the next execs of that executable from that root take the shim unheld */
 int bpf_track__exe_ok(struct bpf_track *t, const struct mt_exe_key *key);
+/* the shim is at its path from that root (a dentry, as BPF saw it) */
+int bpf_track__root_ok(struct bpf_track *t, uint64_t root);
 /* resumes pid, stopped by BPF until its new code was inspected */
 int bpf_track__resume_attached(struct bpf_track *t, pid_t pid);
 /* files whose allocator functions could not be probed (each was warned of) */

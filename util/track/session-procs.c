@@ -246,8 +246,11 @@ static void check_guest(struct track_session *s, pid_t pid, const struct code_sc
 static void remember_exe(struct track_session *s, const struct mt_proc_event *e,
 			 const struct code_scan *scan)
 {
-	if (bpf_track__mode(s->bpf, e->pid) != MT_MODE_PENDING || !e->exe.ino ||
-	    !scan->exe_found || scan->exe_static || scan->exe_sanitizer || scan->exe_own ||
+	if (bpf_track__mode(s->bpf, e->pid) != MT_MODE_PENDING || !e->exe.ino)
+		return;
+	/* its shim is visible there: images not seen yet may take it unheld where a stop shows */
+	bpf_track__root_ok(s->bpf, e->exe.root);
+	if (!scan->exe_found || scan->exe_static || scan->exe_sanitizer || scan->exe_own ||
 	    scan->alias_used || scan->foreign || scan->exe_id.dev != e->exe.dev ||
 	    scan->exe_id.ino != e->exe.ino)
 		return;
@@ -517,7 +520,7 @@ int session__on_event_record(void *ctx, const void *data, uint32_t len)
 		if (len < sizeof(struct mt_proc_event))
 			break;
 		proc_table__apply(&s->procs, data);
-		if (kind == MT_EXEC && ((const struct mt_proc_event *)data)->reason == MT_EXEC_PENDING)
+		if (kind == MT_EXEC && ((const struct mt_proc_event *)data)->reason)
 			exec_pending(s, data);
 		follow_process(s, data);
 		follow_wrappers(s, data);
