@@ -69,14 +69,16 @@ SKEL := $(OUTPUT)/bpf/memtrack.skel.h
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
-# alloc_loop.c is built once per allocator; libdl_alloc.c and libstack_*.c are libraries
+# alloc_loop.c is built once per allocator; libdl_alloc.c, libpreload_mark.c and libstack_*.c
+# are libraries
 WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/libstack_%.c \
-	%/libreallocarray.c %/reallocarray_lib.c %/asan_alloc.c,$(wildcard tests/workloads/*.c))
+	%/libreallocarray.c %/reallocarray_lib.c %/asan_alloc.c %/libpreload_mark.c,\
+	$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 	tests/workloads/cxx_inline tests/workloads/cxx_own_new tests/workloads/cxx_bad_alloc \
 	tests/workloads/libreallocarray.so tests/workloads/reallocarray_lib tests/workloads/asan_alloc \
-	tests/workloads/libdl_alloc.so tests/workloads/libstack_mid.so \
+	tests/workloads/libdl_alloc.so tests/workloads/libpreload_mark.so tests/workloads/libstack_mid.so \
 	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
 	tests/workloads/stack_alloc_nofp \
 	$(addprefix tests/workloads/alloc_loop_,$(ALLOC_LOOPS))
@@ -209,6 +211,10 @@ tests/workloads/asan_alloc: tests/workloads/asan_alloc.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O0 -g -fsanitize=address -o $@ $<
 tests/workloads/libdl_alloc.so: tests/workloads/libdl_alloc.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
+# a user's own LD_PRELOAD library, for track_user_preload
+tests/workloads/libpreload_mark.so: tests/workloads/libpreload_mark.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
 # stack_*: known call stacks (frame pointers, real calls, a library of their own)

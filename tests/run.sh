@@ -7,8 +7,15 @@
 # timeout after TEST_TIMEOUT seconds (default 60), or after the N of a
 # "# timeout: N" line in its first 15 lines (tests/unit/<name>.c for a unit
 # test).  TIMEOUT_SCALE multiplies every limit (a slow machine, valgrind).
-# Once SUITE_BUDGET seconds (default 2700) have passed, the tests not started
-# yet fail as not run, so the suite ends within its budget plus one limit.
+# A loaded machine multiplies them too, by its load: the load average over
+# the cores (/proc/loadavg's first figure, rounded up), 1 to LOAD_SCALE_MAX
+# (default 8; 1 turns it off), taken as each test starts.  A limit is there
+# to end a hang, and a machine kept busy by other work runs every test that
+# many times slower.  A test gets the two together as TEST_SCALE, for the
+# waits it bounds itself (wait_for in tests/shell/lib/common.sh).
+# Once SUITE_BUDGET seconds (default 2700, times the load's scale) have
+# passed, the tests not started yet fail as not run, so the suite ends
+# within its budget plus one limit.
 # After MAX_TIMEOUTS tests (default 3) have timed out, the rest fail as not
 # run too: a hang in the pipeline hangs every test, and the suite should
 # say so in minutes, not in its whole budget.
@@ -22,6 +29,9 @@ cd "$(dirname "$0")/.." || exit 1
 OUTPUT=${OUTPUT:-.output}
 TEST_TIMEOUT=${TEST_TIMEOUT:-60}
 TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
+LOAD_SCALE_MAX=${LOAD_SCALE_MAX:-8}
+LOADAVG=${LOADAVG:-/proc/loadavg}
+CORES=$(nproc)
 SUITE_BUDGET=${SUITE_BUDGET:-2700}
 BPF_PASS=${BPF_PASS:-1}
 MAX_TIMEOUTS=${MAX_TIMEOUTS:-3}
@@ -37,11 +47,17 @@ failure_lines() {
 	grep -m 20 '\[Fail' "$1" || tail -n 1 "$1"
 }
 
+# load_scale: the load average over the cores, rounded up, from 1 to LOAD_SCALE_MAX
+load_scale() {
+	awk -v c="$CORES" -v m="$LOAD_SCALE_MAX" '{ s = int(($1 + c - 1) / c)
+		print (s < 1 ? 1 : s > m ? m : s); exit }' "$LOADAVG" 2>/dev/null || echo 1
+}
+
 # time_limit <source>: the seconds its "# timeout: N" line gives, else the default
 time_limit() {
 	local n
 	n=$(sed -n '1,15s/^.*[#*] timeout: \([0-9][0-9]*\).*$/\1/p' "$1" 2>/dev/null | head -n 1)
-	echo $(( ${n:-$TEST_TIMEOUT} * TIMEOUT_SCALE ))
+	echo $(( ${n:-$TEST_TIMEOUT} * TEST_SCALE ))
 }
 
 # runs_both_backends <source>: whether it asks for a second run under bpf
@@ -57,13 +73,15 @@ fail_one() {
 
 # run_one <name> <source> <command...>
 run_one() {
-	local name=$1 limit log rc start elapsed tpid last
+	local name=$1 limit log rc start elapsed tpid last load
+	load=$(load_scale)
+	export TEST_SCALE=$((TIMEOUT_SCALE * load))
 	limit=$(time_limit "$2")
 	shift 2
 	printf '%-44s' "$name"
-	if [ $((SECONDS - suite_start)) -ge "$SUITE_BUDGET" ]; then
-		echo " NOT RUN: the suite's ${SUITE_BUDGET}s are spent"
-		fail_one "$name" "not run: the suite's ${SUITE_BUDGET}s are spent"
+	if [ $((SECONDS - suite_start)) -ge $((SUITE_BUDGET * load)) ]; then
+		echo " NOT RUN: the suite's $((SUITE_BUDGET * load))s are spent"
+		fail_one "$name" "not run: the suite's $((SUITE_BUDGET * load))s are spent"
 		return
 	fi
 	if [ "$timeouts" -ge "$MAX_TIMEOUTS" ]; then

@@ -1,5 +1,5 @@
 #!/bin/bash
-# runner: a test past its time limit fails as TIMEOUT under its name, with all it started killed
+# runner: a test past its time limit (scaled by the load) fails as TIMEOUT under its name, with all it started killed
 set -e
 . "$(dirname "$0")/lib/common.sh"
 
@@ -12,7 +12,9 @@ cleanup() {
 }
 trap cleanup EXIT TERM INT
 
-# a tree of its own: tests/run.sh runs the tests beside it
+# a tree of its own: tests/run.sh runs the tests beside it; limits as on an idle machine
+# unless a test says otherwise (the load's scale: test_load)
+export LOAD_SCALE_MAX=1
 mkdir -p "$tmp/tests/shell" "$tmp/out/tests/unit"
 cp "$TOP/tests/run.sh" "$tmp/tests/"
 cat >"$tmp/tests/shell/a_hangs.sh" <<EOF
@@ -80,8 +82,39 @@ test_max_timeouts() {
 	expect_eq "max timeouts: counted as failed" "0 passed, 2 failed, 0 skipped" "$(tail -n 1 "$tmp/log")"
 }
 
+# a loaded machine: the load average over the cores, rounded up, multiplies the limits,
+# at most LOAD_SCALE_MAX times; the test knows it as TEST_SCALE
+test_load() {
+	local cores
+	cores=$(nproc)
+	echo "$((2 * cores - 1)).50 1.00 1.00 1/100 1" >"$tmp/loadavg"
+	LOADAVG=$tmp/loadavg LOAD_SCALE_MAX=8 OUTPUT=$tmp/out "$tmp/tests/run.sh" a_hangs >"$tmp/log" 2>&1 || true
+	if grep -Eq '^shell/a_hangs +TIMEOUT after [0-9.]+s \(limit 4s\)$' "$tmp/log"; then
+		pass "load: twice the cores' load doubles the limit"
+	else
+		fail "load: twice the cores' load doubles the limit" "$(cat "$tmp/log")"
+	fi
+	cat >"$tmp/tests/shell/c_says_scale.sh" <<'EOF2'
+#!/bin/bash
+# fails, saying its TEST_SCALE
+echo "TEST_SCALE=$TEST_SCALE"
+exit 1
+EOF2
+	chmod +x "$tmp/tests/shell/c_says_scale.sh"
+	echo "$((100 * cores)).00 1.00 1.00 1/100 1" >"$tmp/loadavg"
+	LOADAVG=$tmp/loadavg LOAD_SCALE_MAX=3 TIMEOUT_SCALE=2 OUTPUT=$tmp/out \
+		"$tmp/tests/run.sh" c_says_scale >"$tmp/log" 2>&1 || true
+	expect_eq "load: at most LOAD_SCALE_MAX, times TIMEOUT_SCALE, as TEST_SCALE" "    | TEST_SCALE=6" \
+		"$(grep '^    | TEST_SCALE=' "$tmp/log")"
+	echo "0.00 0.00 0.00 1/100 1" >"$tmp/loadavg"
+	LOADAVG=$tmp/loadavg LOAD_SCALE_MAX=8 OUTPUT=$tmp/out "$tmp/tests/run.sh" c_says_scale >"$tmp/log" 2>&1 || true
+	expect_eq "load: an idle machine's scale is 1" "    | TEST_SCALE=1" "$(grep '^    | TEST_SCALE=' "$tmp/log")"
+	rm "$tmp/tests/shell/c_says_scale.sh"
+}
+
 test_timeout
 test_scale
 test_budget
 test_max_timeouts
+test_load
 finish

@@ -1,5 +1,5 @@
 #!/bin/bash
-# track: calloc, realloc chains and the aligned family, each call counted once
+# track: calloc, realloc chains, a realloc that moves and the aligned family, each call counted once
 # backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
@@ -37,6 +37,24 @@ test_realloc_chain() {
 	expect_eq "realloc: peak is the largest block" 176 "$(jq -r .peak_bytes "$tmp/r.json")"
 }
 
+# b stays live right after a: realloc(a, 4096) must move it, and its Realloc frees a
+test_realloc_move() {
+	local moved
+	run realloc_move
+	moved=$(cat "$tmp/track.out")
+	expect_eq "realloc move: traced by ${MEMTRACK_BACKEND:-preload}" "${MEMTRACK_BACKEND:-preload}" \
+		"$(jq -r '.processes[0].backend' "$tmp/r.json")"
+	expect_eq "realloc move: 2 Malloc, 1 Realloc, 2 Free" "2 1 2" \
+		"$(count "$tmp/r.json" Malloc) $(count "$tmp/r.json" Realloc) $(count "$tmp/r.json" Free)"
+	expect_eq "realloc move: the Realloc's old_addr is a, its addr the new block (the workload's 'old new')" \
+		"$moved" "$("$MEMTRACK" report --dump "$art" | jq -r 'select(.type == "Realloc") | "\(.old_addr) \(.addr)"')"
+	expect_eq "realloc move: old_addr is the first malloc's block" true \
+		"$("$MEMTRACK" report --dump "$art" | jq -s '[.[] | select(.type == "Malloc")][0].addr as $a
+			| [.[] | select(.type == "Realloc")][0].old_addr == $a')"
+	expect_eq "realloc move: nothing leaked (the old block was freed by the move)" "0 0" \
+		"$(jq -r '"\(.leaked_count) \(.leaked_bytes)"' "$tmp/r.json")"
+}
+
 test_aligned() {
 	run aligned
 	expect_eq "aligned: 19 AlignedAlloc" 19 "$(count "$tmp/r.json" AlignedAlloc)"
@@ -48,5 +66,6 @@ test_aligned() {
 
 test_calloc
 test_realloc_chain
+test_realloc_move
 test_aligned
 finish

@@ -1,6 +1,6 @@
 #!/bin/bash
-# track: -z/--compression-level, the same events at any level, fewer bytes at a higher one
-# (bad levels: track_errors)
+# track: -z/--compression-level, the same events at any level (bad levels: track_errors;
+# fewer bytes at a higher one, for the same windows: unit/test-encoder)
 # backends: both
 set -e
 . "$(dirname "$0")/lib/common.sh"
@@ -23,12 +23,11 @@ test_levels() {
 	expect_eq "level 1: 40000 Malloc" 40000 "$(count "$tmp/fast.json" Malloc)"
 	expect_eq "level 19: 40000 Malloc" 40000 "$(count "$tmp/best.json" Malloc)"
 	expect_eq "level 19: 40000 Free" 40000 "$(count "$tmp/best.json" Free)"
-	if [ "$(stat -c %s "$best")" -lt "$(stat -c %s "$fast")" ]; then
-		pass "level 19 writes fewer bytes than level 1"
-	else
-		fail "level 19 writes fewer bytes than level 1" \
-			"$(stat -c %s "$best") vs $(stat -c %s "$fast") bytes"
-	fi
+	expect_eq "level 19: the same events as level 1" \
+		"$(jq -c '[.counts.Malloc, .counts.Free, .bytes_allocated, .leaked_count, .meta.drops.events]' "$tmp/fast.json")" \
+		"$(jq -c '[.counts.Malloc, .counts.Free, .bytes_allocated, .leaked_count, .meta.drops.events]' "$tmp/best.json")"
+	# no byte count compared: memtrack closes a window when it is 100 ms old, so how many
+	# events each holds, and what they compress to, is the machine's load as much as the level
 }
 
 test_levels

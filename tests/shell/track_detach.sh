@@ -67,7 +67,7 @@ detach_on() {
 		kill -INT "$mt"
 	fi
 	# bounded: a memtrack that does not let go fails here, not by the suite's timeout
-	timeout 60 tail --pid="$mt" -f /dev/null || kill -KILL "$mt"
+	timeout $((60 * ${TEST_SCALE:-1})) tail --pid="$mt" -f /dev/null || kill -KILL "$mt"
 	wait "$mt" || rc=$?
 	expect_eq "$label: memtrack exits 130" 130 "$rc"
 	expect_eq "$label: it says why" 1 "$(grep -c 'detaching from the tree, which runs on' "$tmp/err")"

@@ -16,7 +16,7 @@ trap cleanup EXIT TERM INT
 # the child is held at its fork (BPF), the parent stops itself in turn
 test_mirroring_parent() {
 	local rc=0 child
-	timeout 60 "$MEMTRACK" track -q -o "$tmp" --backend bpf -- "$WORKLOADS/mirror_stop" \
+	timeout $((60 * ${TEST_SCALE:-1})) "$MEMTRACK" track -q -o "$tmp" --backend bpf -- "$WORKLOADS/mirror_stop" \
 		2>"$tmp/err" || rc=$?
 	expect_eq "mirror: the parent ran to its end" 0 "$rc"
 	report_json "$(ls "$tmp"/*.msgpack)" "$tmp/r.json"
@@ -30,7 +30,7 @@ test_mirroring_parent() {
 test_mirroring_parent_pressure() {
 	local rc=0 rows
 	rm -f "$tmp"/*.msgpack
-	timeout 60 "$MEMTRACK" track -q -o "$tmp" --backend bpf --call-graph no \
+	timeout $((60 * ${TEST_SCALE:-1})) "$MEMTRACK" track -q -o "$tmp" --backend bpf --call-graph no \
 		--ring-size events=4K --pressure-watermark 10 --stats "$tmp/s.jsonl" -- "$WORKLOADS/mirror_stop" 20000 \
 		2>"$tmp/err" || rc=$?
 	expect_eq "mirror, pressure: the parent ran to its end" 0 "$rc"
@@ -46,7 +46,7 @@ test_sudo() {
 	local rc=0
 	command -v sudo >/dev/null || { echo "sudo: not installed ... [Skip]"; return; }
 	rm -f "$tmp"/*.msgpack
-	timeout 60 "$MEMTRACK" track -q -o "$tmp" -- sudo -u nobody "$WORKLOADS/sig_alloc" \
+	timeout $((60 * ${TEST_SCALE:-1})) "$MEMTRACK" track -q -o "$tmp" -- sudo -u nobody "$WORKLOADS/sig_alloc" \
 		2>"$tmp/err" || rc=$?
 	expect_eq "sudo: memtrack track -- sudo -u nobody ends" 0 "$rc"
 	# the forked sudo allocates before its exec, under the same pid: count by size
@@ -60,7 +60,7 @@ test_stopping_parent() {
 	local name=$1 rc=0
 	shift
 	rm -f "$tmp"/*.msgpack
-	timeout 120 "$MEMTRACK" track -q -o "$tmp" "$@" -- "$WORKLOADS/stop_child" 20 20000 \
+	timeout $((120 * ${TEST_SCALE:-1})) "$MEMTRACK" track -q -o "$tmp" "$@" -- "$WORKLOADS/stop_child" 20 20000 \
 		2>"$tmp/err" || rc=$?
 	expect_eq "$name: no child ran while its parent had it stopped" "0 " \
 		"$rc $(grep -v '^memtrack' "$tmp/err" || true)"

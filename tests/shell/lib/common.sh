@@ -48,9 +48,10 @@ json_get() {
 	jq -r "$2" "$1"
 }
 
-# wait_for <seconds> <command...>: polls until the command succeeds
+# wait_for <seconds> <command...>: polls until the command succeeds, for that long
+# times TEST_SCALE (tests/run.sh: a slow or loaded machine)
 wait_for() {
-	local deadline=$((SECONDS + $1))
+	local deadline=$((SECONDS + $1 * ${TEST_SCALE:-1}))
 	shift
 	until "$@"; do
 		[ $SECONDS -ge $deadline ] && return 1
