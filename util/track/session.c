@@ -484,6 +484,8 @@ static int start_shim_host(struct track_session *s)
 		.flags = s->opts->no_libc_freeres ? 0 : SHIM_CTL_FREERES,
 	};
 	struct shim_host_ops hops = {
+		.tracked = session__shim_tracked,
+		.lost = session__on_shim_lost,
 		.decide = session__on_shim_hello,
 		.ring = session__on_shim_ring,
 		.closed = session__on_shim_closed,
