@@ -140,6 +140,8 @@ int merger__add_ring(struct merger *m, struct merge_proc *p, struct shim_ring *r
 {
 	struct source *s;
 
+	if (p->nrings >= MERGE_RINGS_PER_PROC || m->st.rings >= MERGE_RINGS_MAX)
+		return -ENOSPC;
 	if (grow_array((void **)&p->rings, &p->rings_cap, p->nrings + 1, sizeof(*p->rings)))
 		return -ENOMEM;
 	s = calloc(1, sizeof(*s));
@@ -229,6 +231,7 @@ void merger__drop_rings(struct merger *m, struct merge_proc *p)
 		m->st.lost += shim_ring__prod(r) - r->cons;
 		free_ring(m, p->rings[i]);
 	}
+	m->st.rings -= p->nrings;
 	p->nrings = 0;
 }
 

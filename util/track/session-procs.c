@@ -337,9 +337,23 @@ bool session__on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r)
 {
 	struct track_session *s = ctx;
 	struct merge_proc *mp;
+	char key[32];
+	int err;
 
 	mp = merger__proc(s->merger, pid);
-	return mp && !merger__add_ring(s->merger, mp, r);
+	if (!mp)
+		return false;
+	err = merger__add_ring(s->merger, mp, r);
+	if (err != -ENOSPC)
+		return !err;
+	s->ringless++;
+	snprintf(key, sizeof(key), "%d", pid);
+	if (!warned_before(s, key, "rings"))
+		warning("thread %d of pid %d (%s) brings a preload shim ring past the %u a "
+			"process may have mapped at once (%u in all): its allocations, and those "
+			"of the threads after it, are not tracked", r->tid, pid, comm_of(s, pid),
+			MERGE_RINGS_PER_PROC, MERGE_RINGS_MAX);
+	return false;
 }
 
 void session__on_shim_closed(void *ctx, pid_t pid)
