@@ -105,6 +105,26 @@ test_poisoned_build_id() {
 		"$(read_and_cached | cut -d' ' -f1)"
 }
 
+# under sudo, MEMTRACK_CACHE_DIR is the user's word: made as the user, and never a directory
+# the user could not write (before: root wrote its files into any root-owned directory)
+test_sudo_cache_dir() {
+	local own=$tmp/sudo/own
+	mkdir -p "$tmp/sudo/root" && chmod 755 "$tmp" && chmod 777 "$tmp/sudo"
+	rm -rf "$tmp/sudo/out"
+	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody MEMTRACK_CACHE_DIR=$tmp/sudo/root \
+		"$MEMTRACK" track -v -q -o "$tmp/sudo/out" -- "$WORKLOADS/cxx_inline" 2>"$tmp/sudo.err"
+	expect_eq "sudo: a root directory as the cache: nothing written there" 0 \
+		"$(find "$tmp/sudo/root" -type f | wc -l)"
+	expect_eq "sudo: and said" 1 "$(grep -c "no cache of DWARF answers: .*$tmp/sudo/root" "$tmp/sudo.err")"
+	rm -rf "$tmp/sudo/out"
+	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody MEMTRACK_CACHE_DIR=$own \
+		"$MEMTRACK" track -q -o "$tmp/sudo/out" -- "$WORKLOADS/cxx_inline" 2>/dev/null
+	expect_eq "sudo: the user's cache directory is made as the user" 65534 "$(stat -c %u "$own")"
+	expect_eq "sudo: cxx_inline's answers kept in it" 1 \
+		"$(head -n 1 "$own/$(basename "$(cache_file)")" | grep -c '^memtrack-dwarf-cache 2 ')"
+	chmod 700 "$tmp"
+}
+
 # MEMTRACK_CACHE_DIR="" turns it off
 test_off() {
 	rm -f "$tmp"/*.msgpack
@@ -118,5 +138,6 @@ test_corrupt_file
 test_dir_not_ours
 test_unreadable_dwarf_not_kept
 test_poisoned_build_id
+test_sudo_cache_dir
 test_off
 finish
