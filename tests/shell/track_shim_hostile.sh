@@ -60,6 +60,10 @@ test_many_rings() {
 	else
 		fail "many rings: memtrack's shared memory" "${rss:-?} kB for 200 rings never written"
 	fi
+	# before: the rings were held to the end, and the run said nothing, exit 0
+	expect_eq "many rings: the run fails, incomplete" 128 "$flood_rc"
+	expect_eq "many rings: memtrack says the rings never came to their end, once" 1 \
+		"$(grep -c "^warning: the preload shim's ring of pid [0-9]* (ring_flood), thread [0-9]*, is corrupt: its write position is past its last record; " "$tmp/err-flood-200")"
 	# past the rings a process may have mapped at once, memtrack says so, and fails
 	ring_flood 5000 $((1 << 20))
 	expect_eq "past the most rings: the run fails, incomplete" 128 "$flood_rc"

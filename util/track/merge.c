@@ -514,6 +514,25 @@ uint64_t merger__pass(struct merger *m, bool all)
 	return emitted;
 }
 
+void merger__stalled(struct merger *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nprocs; i++) {
+		struct merge_proc *p = m->procs[i];
+
+		if (!p->exited)
+			continue;	/* its thread may be writing the record still */
+		for (j = 0; j < p->nrings; j++) {
+			struct shim_ring *r = &p->rings[j]->ring;
+
+			if (!r->corrupt && shim_ring__prod(r) != r->cons)
+				r->corrupt = "its write position is past its last record";
+		}
+		drop_corrupt(m, p);
+	}
+}
+
 bool merger__busy(struct merger *m)
 {
 	size_t i, j;

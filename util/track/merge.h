@@ -97,6 +97,12 @@ struct merge_stats {
 };
 
 void merger__stats(struct merger *m, struct merge_stats *st);
+/*
+ * After the last pass: a ring of an exited process whose write position is
+ * past its last whole record (the process moved it, or died writing) will
+ * never be read to its end: corrupt, its bytes lost, and said.
+ */
+void merger__stalled(struct merger *m);
 /* a ring more than half full, or a producer waiting: no time to sleep */
 bool merger__busy(struct merger *m);
 

@@ -689,6 +689,7 @@ static void finish_merge(struct track_session *s)
 	shim_host__flush(s->host);
 	merger__set_bpf_bound(s->merger, UINT64_MAX);
 	merger__pass(s->merger, true);
+	merger__stalled(s->merger);
 	merger__read_unserved(s->merger);
 	merger__stats(s->merger, &st);
 	s->event_lost = st.lost;
