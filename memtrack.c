@@ -14,20 +14,29 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "util/spawn.h"
 #include "util/usage.h"
 
+
+/*
+ * AS_USER: under sudo, the command runs as the invoking user from its
+ * start: what it reads (artifacts, suppressions, stats files) and writes
+ * is checked against that user's rights, not root's.  Only track needs root.
+ */
+#define AS_USER		1
 
 struct cmd_struct {
 	const char *cmd;
 	int (*fn)(int, const char **);
 	const char *summary;
+	int flags;
 };
 
 static struct cmd_struct commands[] = {
-	{ "track",  cmd_track,  "Trace every heap allocation of a command's process tree" },
-	{ "stats",  cmd_stats,  "Summarise and plot the pipeline stats that track wrote" },
-	{ "report", cmd_report, "Summaries, leaks and call sites of a recorded artifact" },
-	{ "help",   cmd_help,   "Show help for memtrack or one of its commands" },
+	{ "track",  cmd_track,  "Trace every heap allocation of a command's process tree", 0 },
+	{ "stats",  cmd_stats,  "Summarise and plot the pipeline stats that track wrote", AS_USER },
+	{ "report", cmd_report, "Summaries, leaks and call sites of a recorded artifact", AS_USER },
+	{ "help",   cmd_help,   "Show help for memtrack or one of its commands", AS_USER },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -102,9 +111,25 @@ static int unknown_command(const char *name)
 	return MEMTRACK_EXIT_USAGE;
 }
 
+static int become_sudo_user(void)
+{
+	struct run_as as;
+
+	run_as__from_sudo(&as);
+	if (as.set && run_as__drop(&as)) {
+		error_errno("cannot become uid %u, who ran sudo", (unsigned int)as.uid);
+		return -1;
+	}
+	return 0;
+}
+
 static int run_builtin(struct cmd_struct *p, int argc, const char **argv)
 {
-	int status = p->fn(argc, argv);
+	int status;
+
+	if ((p->flags & AS_USER) && become_sudo_user())
+		return MEMTRACK_EXIT_FATAL;
+	status = p->fn(argc, argv);
 
 	if (status)
 		return status & 0xff;

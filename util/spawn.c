@@ -62,9 +62,12 @@ void run_as__from_sudo(struct run_as *as)
 	as->gid = gid;
 	as->groups = NULL;
 	as->ngroups = 0;
+	as->name = as->home = NULL;
 	pw = getpwuid(uid);
 	if (!pw)
 		return;		/* no groups but its own gid, as before */
+	as->name = strdup(pw->pw_name);
+	as->home = strdup(pw->pw_dir);
 	getgrouplist(pw->pw_name, gid, NULL, &n);
 	as->groups = calloc(n > 0 ? n : 1, sizeof(*as->groups));
 	if (as->groups && getgrouplist(pw->pw_name, gid, as->groups, &n) >= 0)
@@ -106,6 +109,17 @@ static void add_preload(const struct spawn *s)
 	putenv((char *)s->preload_var);
 }
 
+/* sudo said root's: the command is the user's, as under sudo -u <user> */
+static void set_user_env(const struct run_as *as)
+{
+	if (as->name) {
+		setenv("USER", as->name, 1);
+		setenv("LOGNAME", as->name, 1);
+	}
+	if (as->home)
+		setenv("HOME", as->home, 1);
+}
+
 static void child_main(const struct spawn *s, int go_fd, int ready_fd, int exec_fd,
 		       const char *const argv[], const struct run_as *as)
 {
@@ -123,6 +137,8 @@ static void child_main(const struct spawn *s, int go_fd, int ready_fd, int exec_
 			(unsigned int)as->uid, strerror(errno));
 		_exit(126);
 	}
+	if (as->set)
+		set_user_env(as);
 	add_preload(s);
 	close(ready_fd);
 	if (read(go_fd, &go, 1) != 1)

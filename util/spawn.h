@@ -32,6 +32,7 @@ struct run_as {
 	gid_t gid;
 	gid_t *groups;	/* the user's, looked up once: children make no NSS lookup */
 	int ngroups;
+	char *name, *home;	/* the user's, for USER, LOGNAME and HOME; NULL: unknown */
 	int nice;	/* the command's, whatever memtrack's own becomes */
 };
 

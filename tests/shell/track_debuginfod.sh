@@ -80,7 +80,20 @@ test_unreachable() {
 	expect_eq "debuginfod: no server, said once" 1 "$(grep -c "debuginfod: no more questions" "$tmp/err")"
 }
 
+# a cache whose nearest existing part is /tmp: another user could make the rest first
+test_cache_in_tmp() {
+	local where=/tmp/memtrack-debuginfod-$$
+	rm -f "$tmp"/*.msgpack
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$where/cache \
+		MEMTRACK_DEBUG_DIRS=$tmp/none track_workload "$tmp" -- "$tmp/bin/cxx_inline" \
+		>/dev/null 2>"$tmp/err"
+	expect_eq "debuginfod: a cache under /tmp is refused, and said" 1 \
+		"$(grep -c "debuginfod: not asked for debug files: its cache '/tmp' is not a directory of memtrack's user's alone" "$tmp/err")"
+	expect_eq "debuginfod: nothing made under /tmp" no "$([ -e "$where" ] && echo yes || echo no)"
+}
+
 test_served
 test_cached
 test_unreachable
+test_cache_in_tmp
 finish

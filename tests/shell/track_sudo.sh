@@ -20,6 +20,17 @@ test_sudo_user() {
 	expect_eq "sudo: stats file owned by the user" "65534:65534" "$(stat -c %u:%g "$tmp/s.jsonl")"
 }
 
+# before: HOME=/root, USER=root, LOGNAME=root, as sudo left them for memtrack
+test_sudo_env() {
+	local home name
+	home=$(getent passwd 65534 | cut -d: -f6)
+	name=$(getent passwd 65534 | cut -d: -f1)
+	SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody HOME=/root USER=root LOGNAME=root \
+		"$MEMTRACK" track -q -o "$tmp/env" 'echo "$HOME $USER $LOGNAME"' >"$tmp/env.txt"
+	expect_eq "sudo: the command's HOME, USER and LOGNAME are the user's" "$home $name $name" \
+		"$(cat "$tmp/env.txt")"
+}
+
 test_root_without_sudo() {
 	env -u SUDO_UID -u SUDO_GID "$MEMTRACK" track -q -o "$tmp/root" "id -u > $tmp/uid2"
 	expect_eq "no sudo: the command runs as root" 0 "$(cat "$tmp/uid2")"
@@ -39,6 +50,7 @@ test_switch_is_not_counted() {
 }
 
 test_sudo_user
+test_sudo_env
 test_root_without_sudo
 test_switch_is_not_counted
 finish

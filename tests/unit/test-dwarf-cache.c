@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,9 @@
 
 static const unsigned char id[] = { 0xde, 0xad, 0xbe, 0xef, 0x01 };
 #define ID_HEX	"deadbeef01"
+
+static const char image[] = "the file the DWARF is read from";
+static char head[256];		/* the first line of a file for id and image */
 
 static char dir_path[] = "/tmp/memtrack-test-dwarf-cache-XXXXXX";
 static int dir;
@@ -33,7 +37,7 @@ static size_t loaded_from(const char *text)
 	size_t n;
 
 	write_file(text);
-	c = dwarf_cache__open(dir, id, sizeof(id));
+	c = dwarf_cache__open(dir, id, sizeof(id), image, sizeof(image));
 	n = dwarf_cache__loaded(c);
 	dwarf_cache__close(c);
 	return n;
@@ -50,7 +54,7 @@ static void test_round_trip(void)
 	int n = -1;
 
 	unlinkat(dir, ID_HEX, 0);
-	c = dwarf_cache__open(dir, id, sizeof(id));
+	c = dwarf_cache__open(dir, id, sizeof(id), image, sizeof(image));
 	CHECK(c && dwarf_cache__loaded(c) == 0, "no file yet");
 	CHECK(!dwarf_cache__find(c, 0x1000, out, 4, &n), "nothing kept yet");
 	dwarf_cache__add(c, 0x1000, two, 2);
@@ -58,7 +62,7 @@ static void test_round_trip(void)
 	dwarf_cache__add(c, 0x3000, bad, 1);
 	dwarf_cache__close(c);
 
-	c = dwarf_cache__open(dir, id, sizeof(id));
+	c = dwarf_cache__open(dir, id, sizeof(id), image, sizeof(image));
 	CHECK_U64(dwarf_cache__loaded(c), 2, "addresses read back (the tab is not kept)");
 	CHECK(dwarf_cache__find(c, 0x1000, out, 4, &n) && n == 2);
 	CHECK_STR(out[0].function, "inlined_fn", "inlined function");
@@ -73,19 +77,60 @@ static void test_round_trip(void)
 	dwarf_cache__close(c);
 }
 
+/* the first line memtrack writes for id and image, with the directory's key */
+static void read_head(void)
+{
+	struct dwarf_cache *c = dwarf_cache__open(dir, id, sizeof(id), image, sizeof(image));
+	int fd;
+	ssize_t n;
+	char *nl;
+
+	dwarf_cache__add(c, 0x1000, NULL, 0);
+	dwarf_cache__close(c);
+	fd = openat(dir, ID_HEX, O_RDONLY);
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	head[n > 0 ? n : 0] = 0;
+	nl = strchr(head, '\n');
+	CHECK(nl != NULL && !strncmp(head, "memtrack-dwarf-cache 2 " ID_HEX " ", 34),
+	      "the head names the version, the build id and a hash");
+	if (nl)
+		nl[1] = 0;
+}
+
+/* another file of the same build id: what was kept for the first is not its answer */
+static void test_other_file(void)
+{
+	static const char other[] = "another file, the same build id";
+	struct src_frame out[4];
+	struct dwarf_cache *c;
+	int n;
+
+	c = dwarf_cache__open(dir, id, sizeof(id), other, sizeof(other));
+	CHECK_U64(dwarf_cache__loaded(c), 0, "another file of the build id: nothing kept is its");
+	CHECK(!dwarf_cache__find(c, 0x1000, out, 4, &n), "another file: no answer of the first's");
+	dwarf_cache__add(c, 0x4000, NULL, 0);
+	dwarf_cache__close(c);
+	c = dwarf_cache__open(dir, id, sizeof(id), image, sizeof(image));
+	CHECK(!dwarf_cache__find(c, 0x4000, out, 4, &n), "and the first file none of the other's");
+	dwarf_cache__close(c);
+}
+
 static void test_hostile_files(void)
 {
-	const char *head = "memtrack-dwarf-cache 1 " ID_HEX "\n";
 	char text[512];
 
-	CHECK_U64(loaded_from("memtrack-dwarf-cache 1 " ID_HEX "\n1000 1\n5\tf\tx.c\n"), 1,
-		  "a good file");
+	read_head();
+	snprintf(text, sizeof(text), "%s1000 1\n5\tf\tx.c\n", head);
+	CHECK_U64(loaded_from(text), 1, "a good file");
 #define REFUSED(body, what) do {					\
 	snprintf(text, sizeof(text), "%s%s", head, body);		\
 	CHECK_U64(loaded_from(text), 0, what);				\
 } while (0)
-	CHECK_U64(loaded_from("memtrack-dwarf-cache 2 " ID_HEX "\n"), 0, "another version");
-	CHECK_U64(loaded_from("memtrack-dwarf-cache 1 00\n1000 0\n"), 0, "another build id");
+	CHECK_U64(loaded_from("memtrack-dwarf-cache 1 " ID_HEX "\n"), 0, "another version");
+	CHECK_U64(loaded_from("memtrack-dwarf-cache 2 00\n1000 0\n"), 0, "another build id");
+	CHECK_U64(loaded_from("memtrack-dwarf-cache 2 " ID_HEX " 0123456789abcdef\n1000 0\n"), 0,
+		  "another hash");
 	REFUSED("1000 1\n5\tf\tx.c", "the last line cut");
 	REFUSED("1000 2\n5\tf\tx.c\n", "fewer frames than said");
 	REFUSED("1000 65\n", "too many frames");
@@ -107,14 +152,14 @@ static void test_hostile_files(void)
 		close(fd);
 	}
 	{
-		struct dwarf_cache *c = dwarf_cache__open(dir, id, sizeof(id));
+		struct dwarf_cache *c = dwarf_cache__open(dir, id, sizeof(id), image, sizeof(image));
 
 		CHECK_U64(dwarf_cache__loaded(c), 0, "a NUL in the file");
 		dwarf_cache__close(c);
 	}
 	CHECK(fchownat(dir, ID_HEX, 65534, 65534, 0) == 0);
 	{
-		struct dwarf_cache *c = dwarf_cache__open(dir, id, sizeof(id));
+		struct dwarf_cache *c = dwarf_cache__open(dir, id, sizeof(id), image, sizeof(image));
 
 		CHECK_U64(dwarf_cache__loaded(c), 0, "a file of another user");
 		dwarf_cache__close(c);
@@ -154,7 +199,9 @@ int main(void)
 	dir = open(dir_path, O_RDONLY | O_DIRECTORY);
 	test_round_trip();
 	test_hostile_files();
+	test_other_file();
 	test_dir();
+	unlinkat(dir, "key", 0);
 	close(dir);
 	rmdir(dir_path);
 	return test_done("dwarf-cache");

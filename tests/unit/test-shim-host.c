@@ -26,13 +26,27 @@
 #define RING_SIZE	(64U << 10)
 
 struct seen {
-	unsigned int hellos, rings, closed, no_rings, warnings;
+	bool strangers;			/* no peer is a tracked process */
+	unsigned int hellos, rings, closed, no_rings, warnings, lost;
 	char warning[SHIM_WARN_MAX + 1];
 	pid_t ring_pid;
 	int32_t ring_tid;
 	uint32_t no_ring_tid;
 	int no_ring_err;
 };
+
+static bool tracked(void *ctx, pid_t pid)
+{
+	(void)pid;
+	return !((struct seen *)ctx)->strangers;
+}
+
+static void lost(void *ctx, pid_t pid, const char *why)
+{
+	(void)pid;
+	(void)why;
+	((struct seen *)ctx)->lost++;
+}
 
 static bool decide(void *ctx, pid_t pid, uint32_t flags)
 {
@@ -105,15 +119,20 @@ static void send_hello(int sock)
 	CHECK(send(sock, &m, sizeof(m), 0) == sizeof(m));
 }
 
-static void send_ring(int sock, int32_t tid)
+static void send_ring_of(int sock, int32_t tid, uint64_t size)
 {
-	struct shim_register m = { .msg = SHIM_REGISTER, .tid = tid, .size = RING_SIZE };
+	struct shim_register m = { .msg = SHIM_REGISTER, .tid = tid, .size = size };
 	int fd = memfd_create("test-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
-	CHECK(fd >= 0 && !ftruncate(fd, SHIM_HDR_SIZE + RING_SIZE) &&
+	CHECK(fd >= 0 && !ftruncate(fd, SHIM_HDR_SIZE + size) &&
 	      !fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW));
 	CHECK(send_fds(sock, &m, sizeof(m), &fd, 1, 0) == sizeof(m));
 	close(fd);
+}
+
+static void send_ring(int sock, int32_t tid)
+{
+	send_ring_of(sock, tid, RING_SIZE);
 }
 
 /* one round of the poller: every event of the host's fds */
@@ -142,8 +161,8 @@ static struct shim_host *new_host(struct seen *s, int epfd)
 {
 	struct shim_host_opts o = { .ring_size = RING_SIZE };
 	struct shim_host_ops ops = {
-		.decide = decide, .ring = take_ring, .closed = closed, .no_ring = no_ring,
-		.warn = warn, .ctx = s,
+		.tracked = tracked, .lost = lost, .decide = decide, .ring = take_ring,
+		.closed = closed, .no_ring = no_ring, .warn = warn, .ctx = s,
 	};
 	struct shim_host *h = NULL;
 
@@ -304,8 +323,64 @@ static void test_warn(void)
 	check_bad_warning("x", 1, 6, "warn: cut in its head");
 }
 
+/* the peer, from the other end: closed (0), or still open (-1) */
+static int peer_closed(int sock)
+{
+	char byte;
+
+	return recv(sock, &byte, 1, MSG_DONTWAIT) == 0 ? 0 : -1;
+}
+
+/*
+ * What no shim does: a process not tracked connects (closed at once, or
+ * anyone could hold memtrack's descriptors), a second hello while the
+ * first connection is open, a ring of a size the control page did not say.
+ */
+static void test_hostile_peers(void)
+{
+	struct shim_host_stats st;
+	struct seen s = { .strangers = true };
+	int epfd = epoll_create1(EPOLL_CLOEXEC), a, b;
+	struct shim_host *h = new_host(&s, epfd);
+
+	if (!h)
+		return;
+	a = shim_connect(h);
+	CHECK(a >= 0);
+	poll_once(h, epfd);
+	CHECK_U64(peer_closed(a), 0, "stranger: closed at accept, before a word");
+	shim_host__stats(h, &st);
+	CHECK_U64(st.strangers, 1, "stranger: counted");
+	CHECK_U64(s.lost, 0, "stranger: no tracked process is lost");
+	close(a);
+
+	s.strangers = false;
+	a = accepted_conn(h, epfd, "first hello: accepted");
+	b = shim_connect(h);
+	CHECK(b >= 0);
+	send_hello(b);
+	poll_once(h, epfd);
+	poll_once(h, epfd);
+	CHECK_U64(reply(b), SHIM_REJECT, "second hello while the first connection is open: refused");
+	CHECK_U64(s.lost, 1, "second hello: the process is said to be lost");
+	close(b);
+
+	send_ring_of(a, 4242, 2 * RING_SIZE);
+	poll_once(h, epfd);
+	CHECK_U64(s.rings, 0, "a ring of another size than the control page's: refused");
+	CHECK_U64(peer_closed(a), 0, "and the connection closed");
+	close(a);
+
+	/* the first connection closed (an exec): a new hello is the new image's */
+	a = accepted_conn(h, epfd, "after the close, a hello is accepted");
+	close(a);
+	close(epfd);
+	shim_host__delete(h);
+}
+
 int main(void)
 {
+	test_hostile_peers();
 	test_flush_takes_queued_rings();
 	test_no_ring();
 	test_warn();

@@ -213,6 +213,8 @@ static int select_children(struct report_opts *o, struct proc_list *l)
 	size_t i, j;
 	int ret;
 
+	if (!l->n)
+		return 0;	/* no Process records: nobody's children (and no NULL to qsort) */
 	qsort(l->p, l->n, sizeof(*l->p), cmp_ppid);
 	for (i = 0; i < o->nr_selected; i++) {
 		struct proc_info key = { .ppid = o->selected[i] };

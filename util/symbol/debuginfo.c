@@ -238,12 +238,17 @@ static bool cache_is_ours(char *why, size_t len)
 		snprintf(dir, sizeof(dir), "%s/.cache/debuginfod_client", base);
 	else
 		snprintf(dir, sizeof(dir), "/");
-	/* the deepest part that exists must be ours, and not a link */
+	/*
+	 * The deepest part that exists must be ours, not a link, and not
+	 * writable by others (sticky or not: in /tmp another user could make
+	 * the missing parts first)
+	 */
 	while (lstat(dir, &st) && (slash = strrchr(dir, '/')) && slash != dir)
 		*slash = '\0';
-	if (!lstat(dir, &st) && st.st_uid == geteuid() && !S_ISLNK(st.st_mode))
+	if (!lstat(dir, &st) && st.st_uid == geteuid() && !S_ISLNK(st.st_mode) &&
+	    !(st.st_mode & (S_IWGRP | S_IWOTH)))
 		return true;
-	snprintf(why, len, "its cache '%s' is not memtrack's user's directory; "
+	snprintf(why, len, "its cache '%s' is not a directory of memtrack's user's alone; "
 		 "set DEBUGINFOD_CACHE_PATH", dir);
 	return false;
 }

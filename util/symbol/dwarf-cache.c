@@ -2,9 +2,14 @@
 /*
  * A file per build id, of lines:
  *
- *	memtrack-dwarf-cache 1 <build id, hex>
+ *	memtrack-dwarf-cache 2 <build id, hex> <file hash, hex>
  *	<address, hex> <number of frames>
  *	<line>\t<function>\t<file>		one per frame, "" for none
+ *
+ * The file hash is SipHash-2-4 of the whole file the DWARF was read from,
+ * keyed by the directory's secret (its file "key", the cache owner's):
+ * a build id is the word of whoever linked the file, and another user's
+ * program of a victim's build id must not answer for the victim.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,7 +26,9 @@
 #include "util/u64-map.h"
 #include "util/util.h"
 
-#define CACHE_MAGIC		"memtrack-dwarf-cache 1 "
+#define CACHE_MAGIC		"memtrack-dwarf-cache 2 "
+#define KEY_FILE		"key"
+#define KEY_BYTES		16
 #define MAX_FILE_BYTES		(64U << 20)
 #define MAX_FRAMES		64
 #define MAX_ID			64	/* bytes of build id */
@@ -33,6 +41,7 @@ struct cache_entry {
 struct dwarf_cache {
 	int dir;
 	char name[2 * MAX_ID + 1];	/* the build id in hex: the file's name */
+	uint64_t hash;			/* of the file the DWARF is read from */
 	struct u64_map by_addr;		/* addr -> index in entries + 1 */
 	struct cache_entry *entries;
 	size_t nr, cap, loaded;
@@ -72,6 +81,88 @@ int dwarf_cache__open_dir(char *why, size_t len)
 	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return refuse_dir(fd, why, len, path, "may be written by another user");
 	return fd;
+}
+
+#define ROTL(x, b)	(((x) << (b)) | ((x) >> (64 - (b))))
+
+static void sip_round(uint64_t v[4])
+{
+	v[0] += v[1]; v[1] = ROTL(v[1], 13); v[1] ^= v[0]; v[0] = ROTL(v[0], 32);
+	v[2] += v[3]; v[3] = ROTL(v[3], 16); v[3] ^= v[2];
+	v[0] += v[3]; v[3] = ROTL(v[3], 21); v[3] ^= v[0];
+	v[2] += v[1]; v[1] = ROTL(v[1], 17); v[1] ^= v[2]; v[2] = ROTL(v[2], 32);
+}
+
+static void sip_word(uint64_t v[4], uint64_t m)
+{
+	v[3] ^= m;
+	sip_round(v);
+	sip_round(v);
+	v[0] ^= m;
+}
+
+/* SipHash-2-4 (Aumasson and Bernstein), little-endian words */
+static uint64_t siphash(const uint8_t key[KEY_BYTES], const uint8_t *p, size_t len)
+{
+	uint64_t k0, k1, v[4], m, last = (uint64_t)len << 56;
+	size_t i, tail = len & 7;
+
+	memcpy(&k0, key, 8);
+	memcpy(&k1, key + 8, 8);
+	v[0] = k0 ^ 0x736f6d6570736575ULL;
+	v[1] = k1 ^ 0x646f72616e646f6dULL;
+	v[2] = k0 ^ 0x6c7967656e657261ULL;
+	v[3] = k1 ^ 0x7465646279746573ULL;
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&m, p + i, 8);
+		sip_word(v, m);
+	}
+	for (i = 0; i < tail; i++)
+		last |= (uint64_t)p[len - tail + i] << (8 * i);
+	sip_word(v, last);
+	v[2] ^= 0xff;
+	sip_round(v);
+	sip_round(v);
+	sip_round(v);
+	sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+static bool read_old_key(int dir, uint8_t key[KEY_BYTES])
+{
+	int fd = openat(dir, KEY_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	     !(st.st_mode & 077) && read(fd, key, KEY_BYTES) == KEY_BYTES;
+	close(fd);
+	return ok;
+}
+
+/* the directory's secret: read, or made by the first run */
+static bool read_key(int dir, uint8_t key[KEY_BYTES])
+{
+	char tmp[32];
+	bool ok;
+	int fd;
+
+	if (read_old_key(dir, key))
+		return true;
+	if (getrandom(key, KEY_BYTES, 0) != KEY_BYTES)
+		return false;
+	snprintf(tmp, sizeof(tmp), KEY_FILE ".%d.tmp", (int)getpid());
+	fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	ok = write(fd, key, KEY_BYTES) == KEY_BYTES;
+	close(fd);
+	/* linked, not renamed: of two first runs at once, both keep the winner's */
+	ok = ok && !linkat(dir, tmp, dir, KEY_FILE, 0);
+	unlinkat(dir, tmp, 0);
+	return ok || read_old_key(dir, key);
 }
 
 static const char *keep_string(struct dwarf_cache *c, const char *s, size_t len)
@@ -226,10 +317,10 @@ static void forget(struct dwarf_cache *c)
 static bool parse(struct dwarf_cache *c, char *buf, size_t size)
 {
 	char *p = buf, *end = buf + size, *line;
-	char header[sizeof(CACHE_MAGIC) + sizeof(c->name)];
+	char header[sizeof(CACHE_MAGIC) + sizeof(c->name) + 17];
 	size_t len;
 
-	snprintf(header, sizeof(header), CACHE_MAGIC "%s", c->name);
+	snprintf(header, sizeof(header), CACHE_MAGIC "%s %016" PRIx64, c->name, c->hash);
 	line = next_line(&p, end, &len);
 	if (!line || strcmp(line, header))
 		return false;
@@ -266,12 +357,14 @@ static void load(struct dwarf_cache *c)
 	free(buf);
 }
 
-struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t len)
+struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t len,
+				      const void *image, size_t size)
 {
+	uint8_t key[KEY_BYTES];
 	struct dwarf_cache *c;
 	size_t i;
 
-	if (dir < 0 || !len || len > MAX_ID)
+	if (dir < 0 || !len || len > MAX_ID || !image || !read_key(dir, key))
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -280,6 +373,7 @@ struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t l
 	u64_map__init(&c->by_addr);
 	for (i = 0; i < len; i++)
 		snprintf(c->name + 2 * i, 3, "%02x", id[i]);
+	c->hash = siphash(key, image, size);
 	load(c);
 	return c;
 }
@@ -294,7 +388,7 @@ static void write_entries(const struct dwarf_cache *c, FILE *f)
 	size_t i;
 	uint32_t k;
 
-	fprintf(f, CACHE_MAGIC "%s\n", c->name);
+	fprintf(f, CACHE_MAGIC "%s %016" PRIx64 "\n", c->name, c->hash);
 	for (i = 0; i < c->nr; i++) {
 		const struct cache_entry *e = &c->entries[i];
 

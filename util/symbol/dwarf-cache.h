@@ -17,7 +17,9 @@
  *
  * The files are memtrack's own, in a directory only its user may write;
  * they are read as untrusted all the same: one that breaks a rule is
- * ignored whole, and written anew.
+ * ignored whole, and written anew.  A file is keyed by the build id and a
+ * keyed hash of the whole file its answers came from: a build id is the
+ * word of whoever linked the file.
  */
 struct dwarf_cache;
 
@@ -31,8 +33,13 @@ struct dwarf_cache;
  */
 int dwarf_cache__open_dir(char *why, size_t len);
 
-/* the answers kept for build id id in dir, else none yet; NULL without memory */
-struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t len);
+/*
+ * The answers kept for build id id in dir and the file image[0, size) the
+ * DWARF is read from, else none yet (a file of that build id but kept for
+ * other contents is replaced); NULL without memory or the directory's key.
+ */
+struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t len,
+				      const void *image, size_t size);
 
 /*
  * The frames kept for addr, innermost first: true with their number in *n

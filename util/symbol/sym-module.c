@@ -202,7 +202,9 @@ void sym_module__load(struct sym_module *mod, struct debuginfo *dbg, int cache_d
 	Elf_Scn *symscn;
 	Elf *symelf;
 	const void *id;
+	const char *image;
 	ssize_t id_len;
+	size_t size;
 
 	mod->loaded = true;
 	if (!sym_module__prepare(mod))
@@ -229,8 +231,9 @@ void sym_module__load(struct sym_module *mod, struct debuginfo *dbg, int cache_d
 
 	mod->dwarf_elf = es.debug_info ? mod->elf : dbg_es.debug_info ? mod->dbg_elf : NULL;
 	if (mod->dwarf_elf && cache_dir >= 0 &&
-	    (id_len = dwelf_elf_gnu_build_id(mod->elf, &id)) > 0)
-		mod->dcache = dwarf_cache__open(cache_dir, id, id_len);
+	    (id_len = dwelf_elf_gnu_build_id(mod->elf, &id)) > 0 &&
+	    (image = elf_rawfile(mod->dwarf_elf, &size)))
+		mod->dcache = dwarf_cache__open(cache_dir, id, id_len, image, size);
 }
 
 Dwarf *sym_module__dwarf(struct sym_module *mod)

@@ -140,6 +140,8 @@ int merger__add_ring(struct merger *m, struct merge_proc *p, struct shim_ring *r
 {
 	struct source *s;
 
+	if (p->nrings >= MERGE_RINGS_PER_PROC || m->st.rings >= MERGE_RINGS_MAX)
+		return -ENOSPC;
 	if (grow_array((void **)&p->rings, &p->rings_cap, p->nrings + 1, sizeof(*p->rings)))
 		return -ENOMEM;
 	s = calloc(1, sizeof(*s));
@@ -229,6 +231,7 @@ void merger__drop_rings(struct merger *m, struct merge_proc *p)
 		m->st.lost += shim_ring__prod(r) - r->cons;
 		free_ring(m, p->rings[i]);
 	}
+	m->st.rings -= p->nrings;
 	p->nrings = 0;
 }
 
@@ -509,6 +512,25 @@ uint64_t merger__pass(struct merger *m, bool all)
 	m->st.events += emitted;
 	forget_done(m);
 	return emitted;
+}
+
+void merger__stalled(struct merger *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nprocs; i++) {
+		struct merge_proc *p = m->procs[i];
+
+		if (!p->exited)
+			continue;	/* its thread may be writing the record still */
+		for (j = 0; j < p->nrings; j++) {
+			struct shim_ring *r = &p->rings[j]->ring;
+
+			if (!r->corrupt && shim_ring__prod(r) != r->cons)
+				r->corrupt = "its write position is past its last record";
+		}
+		drop_corrupt(m, p);
+	}
 }
 
 bool merger__busy(struct merger *m)

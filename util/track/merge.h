@@ -46,7 +46,14 @@ void merger__delete(struct merger *m);
 
 /* the process's entry, made on first use; NULL when out of memory */
 struct merge_proc *merger__proc(struct merger *m, int32_t pid);
-/* takes the ring (mapped); -ENOMEM */
+/*
+ * Rings mapped at once, a process's and in all: each is three mappings of
+ * memtrack's (and vm.max_map_count is 65530), and a process's threads
+ * are its word.
+ */
+#define MERGE_RINGS_PER_PROC	4096
+#define MERGE_RINGS_MAX		12288
+/* takes the ring (mapped); -ENOMEM, or -ENOSPC past the rings above */
 int merger__add_ring(struct merger *m, struct merge_proc *p, struct shim_ring *r);
 /* an event from BPF, in the BPF ring's order; -ENOMEM */
 int merger__add_bpf(struct merger *m, const struct mt_alloc_event *e);
@@ -90,6 +97,12 @@ struct merge_stats {
 };
 
 void merger__stats(struct merger *m, struct merge_stats *st);
+/*
+ * After the last pass: a ring of an exited process whose write position is
+ * past its last whole record (the process moved it, or died writing) will
+ * never be read to its end: corrupt, its bytes lost, and said.
+ */
+void merger__stalled(struct merger *m);
 /* a ring more than half full, or a producer waiting: no time to sleep */
 bool merger__busy(struct merger *m);
 

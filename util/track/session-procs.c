@@ -307,6 +307,29 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());
 }
 
+/* a connection to the shim's socket: only a process waiting for its shim, or using it, keeps one */
+bool session__shim_tracked(void *ctx, pid_t pid)
+{
+	struct track_session *s = ctx;
+	int mode = bpf_track__mode(s->bpf, pid);
+
+	return mode == MT_MODE_PENDING || mode == MT_MODE_PRELOAD;
+}
+
+/* the process's shim records nothing: the run cannot be exact */
+void session__on_shim_lost(void *ctx, pid_t pid, const char *why)
+{
+	struct track_session *s = ctx;
+	char key[32];
+
+	snprintf(key, sizeof(key), "%d", pid);
+	if (warned_before(s, key, "lost"))
+		return;		/* a child before its exec, and after */
+	warning("pid %d (%s) could not be served by memtrack's preload shim socket (%s): "
+		"its allocations are not tracked", pid, comm_of(s, pid), why);
+	s->unserved++;
+}
+
 /* a shim says hello: its process takes the shim, unless it cannot serve it */
 bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 {
@@ -355,9 +378,23 @@ bool session__on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r)
 {
 	struct track_session *s = ctx;
 	struct merge_proc *mp;
+	char key[32];
+	int err;
 
 	mp = merger__proc(s->merger, pid);
-	return mp && !merger__add_ring(s->merger, mp, r);
+	if (!mp)
+		return false;
+	err = merger__add_ring(s->merger, mp, r);
+	if (err != -ENOSPC)
+		return !err;
+	s->ringless++;
+	snprintf(key, sizeof(key), "%d", pid);
+	if (!warned_before(s, key, "rings"))
+		warning("thread %d of pid %d (%s) brings a preload shim ring past the %u a "
+			"process may have mapped at once (%u in all): its allocations, and those "
+			"of the threads after it, are not tracked", r->tid, pid, comm_of(s, pid),
+			MERGE_RINGS_PER_PROC, MERGE_RINGS_MAX);
+	return false;
 }
 
 void session__on_shim_closed(void *ctx, pid_t pid)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -484,6 +485,8 @@ static int start_shim_host(struct track_session *s)
 		.flags = s->opts->no_libc_freeres ? 0 : SHIM_CTL_FREERES,
 	};
 	struct shim_host_ops hops = {
+		.tracked = session__shim_tracked,
+		.lost = session__on_shim_lost,
 		.decide = session__on_shim_hello,
 		.ring = session__on_shim_ring,
 		.closed = session__on_shim_closed,
@@ -524,6 +527,40 @@ static int start_shim_host(struct track_session *s)
 	return 0;
 }
 
+/*
+ * Under sudo, a MEMTRACK_CACHE_DIR of the environment is the user's word:
+ * opened (and made) as the user, as -o is, so root never writes where the
+ * user could not; the user's own, not writable by others.  Root's files in
+ * it, read back only if root's (dwarf-cache.c), are the user's artifacts'
+ * business alone.
+ */
+static int open_user_cache_dir(struct track_session *s, const char *path, char *why, size_t len)
+{
+	char err[OUT_WHY_MAX];
+	struct stat st;
+	int fd = out_dir__open(&s->run_as, path, true, err);
+
+	if (fd < 0) {
+		snprintf(why, len, "%s", err);
+		return -1;
+	}
+	if (fstat(fd, &st) || st.st_uid != s->run_as.uid || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(why, len, "%s is not uid %u's alone", path, (unsigned int)s->run_as.uid);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int open_cache_dir(struct track_session *s, char *why, size_t len)
+{
+	const char *path = getenv(DWARF_CACHE_ENV);
+
+	if (s->run_as.set && path && *path)
+		return open_user_cache_dir(s, path, why, len);
+	return dwarf_cache__open_dir(why, len);
+}
+
 /* the symbolizer, the resolver thread, and with dwarf the unwinding */
 static int start_stack_stages(struct track_session *s)
 {
@@ -532,7 +569,7 @@ static int start_stack_stages(struct track_session *s)
 
 	s->sym = symbolizer__new();
 	if (s->sym) {
-		cache = dwarf_cache__open_dir(why, sizeof(why));
+		cache = open_cache_dir(s, why, sizeof(why));
 		if (cache < 0)
 			pr_debug("no cache of DWARF answers: %s\n", why);
 		symbolizer__set_cache_dir(s->sym, cache);
@@ -652,6 +689,7 @@ static void finish_merge(struct track_session *s)
 	shim_host__flush(s->host);
 	merger__set_bpf_bound(s->merger, UINT64_MAX);
 	merger__pass(s->merger, true);
+	merger__stalled(s->merger);
 	merger__read_unserved(s->merger);
 	merger__stats(s->merger, &st);
 	s->event_lost = st.lost;

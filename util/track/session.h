@@ -82,6 +82,7 @@ struct track_session {
 	unsigned int refused;		/* processes --backend preload could not take */
 	unsigned int corrupt;		/* processes whose ring broke the rules */
 	unsigned int ringless;		/* shim threads that could not make a ring */
+	unsigned int unserved;		/* shim processes the shim's socket could not serve */
 	unsigned int blind;		/* static stripped processes: allocations unseen */
 	unsigned int untraceable;	/* secure execs under sudo, not tracked */
 	struct stop_mirror *mirror;	/* parents that stop when their child is held */
@@ -158,6 +159,8 @@ int track_session__check_bpf(struct track_session *s);
 int session__load_bpf(struct track_session *s);
 int session__on_event_record(void *ctx, const void *data, uint32_t len);
 int session__on_stack_record(void *ctx, const void *data, uint32_t len);
+bool session__shim_tracked(void *ctx, pid_t pid);
+void session__on_shim_lost(void *ctx, pid_t pid, const char *why);
 bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags);
 bool session__on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r);
 void session__on_shim_closed(void *ctx, pid_t pid);

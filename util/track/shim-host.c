@@ -9,8 +9,10 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <poll.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -18,6 +20,15 @@
 #include "util/track/shim-host.h"
 #include "util/usage.h"
 #include "util/util.h"
+
+/*
+ * A shim holds one connection: a second while the first is open, or a
+ * few, is no shim's.  The host leaves the last descriptors to the rest of
+ * memtrack, and takes a burst of connections a slice at a time.
+ */
+#define CONNS_PER_PROC		4
+#define FD_SPARE		64
+#define ACCEPTS_PER_CALL	64
 
 enum conn_state { CONN_NONE, CONN_HELLO, CONN_ACCEPTED };
 
@@ -33,6 +44,9 @@ struct shim_host {
 	int ctl_fd;
 	struct shim_control *ctl;
 	int epoll_fd;
+	int spare_fd;			/* closed to accept, and refuse, when none is left */
+	bool listen_off;		/* no descriptor at all: the socket unwatched until one closes */
+	int fd_ceiling;			/* a connection's fd at or above it is refused */
 	struct conn *conns;		/* by fd */
 	size_t conns_cap;
 	char env[sizeof(MEMTRACK_SHIM_ENV) + 1 + SHIM_NAME_MAX];
@@ -89,6 +103,16 @@ static int create_socket(struct shim_host *h)
 	return 0;
 }
 
+static int fd_ceiling(void)
+{
+	struct rlimit lim;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) || lim.rlim_cur == RLIM_INFINITY ||
+	    lim.rlim_cur > INT32_MAX)
+		return INT32_MAX;
+	return lim.rlim_cur > 2 * FD_SPARE ? (int)(lim.rlim_cur - FD_SPARE) : (int)lim.rlim_cur / 2;
+}
+
 int shim_host__new(struct shim_host **out, const struct shim_host_opts *opts,
 		   const struct shim_host_ops *ops)
 {
@@ -100,6 +124,8 @@ int shim_host__new(struct shim_host **out, const struct shim_host_opts *opts,
 	h->ops = *ops;
 	h->opts = *opts;
 	h->listen_fd = h->ctl_fd = h->epoll_fd = -1;
+	h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	h->fd_ceiling = fd_ceiling();
 	err = create_control(h);
 	if (!err)
 		err = create_socket(h);
@@ -126,6 +152,8 @@ void shim_host__delete(struct shim_host *h)
 		munmap(h->ctl, sysconf(_SC_PAGESIZE));
 	if (h->ctl_fd >= 0)
 		close(h->ctl_fd);
+	if (h->spare_fd >= 0)
+		close(h->spare_fd);
 	free(h->conns);
 	free(h);
 }
@@ -153,6 +181,15 @@ void shim_host__set_asleep(struct shim_host *h, bool asleep)
 	__atomic_store_n(&h->ctl->poller_asleep, asleep, __ATOMIC_SEQ_CST);
 }
 
+static void listen_on(struct shim_host *h, bool on)
+{
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.fd = h->listen_fd };
+
+	if (h->epoll_fd >= 0 && h->listen_off == on &&
+	    !epoll_ctl(h->epoll_fd, EPOLL_CTL_MOD, h->listen_fd, &ev))
+		h->listen_off = !on;
+}
+
 static void close_conn(struct shim_host *h, int fd)
 {
 	struct conn *c = &h->conns[fd];
@@ -163,6 +200,9 @@ static void close_conn(struct shim_host *h, int fd)
 	if (h->epoll_fd >= 0)
 		epoll_ctl(h->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
 	close(fd);
+	if (h->spare_fd < 0)
+		h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	listen_on(h, true);
 }
 
 /* room for fd in the table, new entries empty */
@@ -177,22 +217,108 @@ static int grow_conns(struct shim_host *h, int fd)
 	return 0;
 }
 
+static unsigned int conns_of(const struct shim_host *h, pid_t pid)
+{
+	unsigned int n = 0;
+	size_t fd;
+
+	for (fd = 0; fd < h->conns_cap; fd++)
+		n += h->conns[fd].state != CONN_NONE && h->conns[fd].pid == pid;
+	return n;
+}
+
+/* a tracked process memtrack cannot serve: the run misses its allocations */
+static void lost(struct shim_host *h, pid_t pid, const char *why)
+{
+	h->st.lost++;
+	if (h->ops.lost)
+		h->ops.lost(h->ops.ctx, pid, why);
+}
+
+static pid_t peer_pid(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0)
+		return 0;
+	return cred.pid;
+}
+
+static bool is_tracked(struct shim_host *h, pid_t pid)
+{
+	return pid > 0 && (!h->ops.tracked || h->ops.tracked(h->ops.ctx, pid));
+}
+
+/*
+ * No descriptor left: the spare one makes room to take the connection, see
+ * whose it is and close it, so the socket's queue drains (else it stays
+ * readable, and the poller spins on it).  Without even that, the socket
+ * is unwatched until a connection closes.  False: stop accepting.
+ */
+static bool refuse_for_lack_of_fd(struct shim_host *h)
+{
+	pid_t pid;
+	int fd;
+
+	if (h->spare_fd < 0) {
+		listen_on(h, false);
+		return false;
+	}
+	close(h->spare_fd);
+	fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EMFILE || errno == ENFILE ? (listen_on(h, false), false) : false;
+	pid = peer_pid(fd);
+	close(fd);
+	if (is_tracked(h, pid))
+		lost(h, pid, "memtrack had no descriptor left for its connection");
+	else
+		h->st.strangers++;
+	return true;
+}
+
+/*
+ * Anyone may connect: only a tracked process keeps its connection, and
+ * a few of them, below the descriptors the rest of memtrack needs.
+ */
 static void accept_conns(struct shim_host *h)
 {
-	for (;;) {
-		struct ucred cred;
-		socklen_t len = sizeof(cred);
-		int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	unsigned int n;
 
-		if (fd < 0)
-			return;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0 ||
-		    grow_conns(h, fd) || watch_fd(h->epoll_fd, fd)) {
+	for (n = 0; n < ACCEPTS_PER_CALL; n++) {
+		int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		pid_t pid;
+
+		if (fd < 0) {
+			if ((errno != EMFILE && errno != ENFILE) || !refuse_for_lack_of_fd(h))
+				return;
+			continue;
+		}
+		pid = peer_pid(fd);
+		if (!is_tracked(h, pid)) {
+			h->st.strangers++;
+			close(fd);
+			continue;
+		}
+		if (fd >= h->fd_ceiling) {
+			lost(h, pid, "memtrack had no descriptor to spare for its connection");
+			close(fd);
+			continue;
+		}
+		if (conns_of(h, pid) >= CONNS_PER_PROC) {
+			lost(h, pid, "it opened more connections to memtrack than a shim does");
+			close(fd);
+			continue;
+		}
+		if (grow_conns(h, fd) || watch_fd(h->epoll_fd, fd)) {
+			lost(h, pid, "memtrack ran out of memory for its connection");
 			close(fd);
 			continue;
 		}
 		h->conns[fd].state = CONN_HELLO;
-		h->conns[fd].pid = cred.pid;
+		h->conns[fd].pid = pid;
 	}
 }
 
@@ -201,6 +327,29 @@ static int send_reply(struct shim_host *h, int fd, bool accept)
 	char byte = accept ? SHIM_ACCEPT : SHIM_REJECT;
 
 	return send_fds(fd, &byte, 1, &h->ctl_fd, accept, MSG_DONTWAIT) == 1 ? 0 : -1;
+}
+
+/*
+ * Another connection of pid that said hello and is still open: its
+ * messages taken first, if the process closed it (an exec, a program that
+ * closes every descriptor).  True when one is still open.
+ */
+static bool other_hello_open(struct shim_host *h, int fd, pid_t pid)
+{
+	size_t other;
+
+	for (other = 0; other < h->conns_cap; other++) {
+		struct pollfd pfd = { .fd = other, .events = POLLIN | POLLRDHUP };
+
+		if ((int)other == fd || h->conns[other].state != CONN_ACCEPTED ||
+		    h->conns[other].pid != pid)
+			continue;
+		if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+			shim_host__handle(h, other, EPOLLHUP);
+		if (h->conns[other].state == CONN_ACCEPTED)
+			return true;
+	}
+	return false;
 }
 
 /* false: the connection is to be closed */
@@ -213,6 +362,13 @@ static bool on_hello(struct shim_host *h, int fd, const struct shim_hello *m, si
 	    c->state != CONN_HELLO)
 		return false;
 	h->st.hellos++;
+	if (other_hello_open(h, fd, c->pid)) {
+		/* a shim says hello once per connection it holds, and holds one */
+		send_reply(h, fd, false);
+		h->st.refused++;
+		lost(h, c->pid, "a second connection said hello while its first was open");
+		return false;
+	}
 	accept = h->ops.decide(h->ops.ctx, c->pid, m->flags);
 	if (send_reply(h, fd, accept) || !accept) {
 		h->st.refused += !accept;
@@ -233,7 +389,8 @@ static bool on_register(struct shim_host *h, int fd, const struct shim_register 
 	 * The tid is the process's word (the thread may be gone by now): a
 	 * process can only mislabel its own events.  The pid is the kernel's.
 	 */
-	if (n != sizeof(*m) || ring_fd < 0 || c->state != CONN_ACCEPTED || m->tid <= 0)
+	if (n != sizeof(*m) || ring_fd < 0 || c->state != CONN_ACCEPTED || m->tid <= 0 ||
+	    m->size != h->opts.ring_size)
 		return false;
 	if (shim_ring__map(&r, ring_fd, m->size, c->pid, m->tid))
 		return false;
@@ -334,6 +491,8 @@ bool shim_host__handle(struct shim_host *h, int fd, uint32_t events)
 	while (more) {
 		if (!read_message(h, fd, &more)) {
 			h->st.bad += more;
+			if (more && h->conns[fd].state == CONN_ACCEPTED)
+				lost(h, h->conns[fd].pid, "its shim broke the socket's protocol");
 			close_conn(h, fd);
 			return true;
 		}

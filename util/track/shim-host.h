@@ -17,14 +17,22 @@
  *
  * Trust.  Anyone on the machine can connect to an abstract socket: the
  * peer's pid comes from the kernel (SO_PEERCRED) and must be a tracked
- * process that the decide callback accepts; a thread's ring must be a
- * sealed memfd of a sane size (its tid is the process's word).  A
- * connection that breaks the protocol is closed.
+ * process when the connection is accepted, or it is closed there; a
+ * process keeps a few connections, says hello on one at a time, and
+ * the decide callback accepts it; a thread's ring must be a sealed memfd
+ * of the size the control page says (its tid is the process's word).  A
+ * connection that breaks the protocol is closed.  A tracked process the
+ * host cannot serve (no descriptor left, a connection too many) is lost,
+ * and said.
  */
 struct shim_host;
 struct merge_proc;
 
 struct shim_host_ops {
+	/* the kernel's pid of a connecting peer: a process of the run (NULL: all are) */
+	bool (*tracked)(void *ctx, pid_t pid);
+	/* a tracked process the host could not serve: its shim records nothing */
+	void (*lost)(void *ctx, pid_t pid, const char *why);
 	/* a process's shim says hello: take its records (true) or not */
 	bool (*decide)(void *ctx, pid_t pid, uint32_t flags);
 	/* a ring of an accepted process; takes it (false: unmap it) */
@@ -67,6 +75,8 @@ void shim_host__set_asleep(struct shim_host *h, bool asleep);
 /* connections and processes seen, refused, and protocol errors */
 struct shim_host_stats {
 	uint64_t hellos, accepted, refused, rings, no_rings, warnings, bad;
+	uint64_t strangers;		/* connections of processes not tracked, closed at once */
+	uint64_t lost;			/* tracked processes not served */
 };
 void shim_host__stats(const struct shim_host *h, struct shim_host_stats *st);
 

@@ -173,18 +173,27 @@ static enum shim_head read_stack(struct shim_ring *r, const uint8_t *rec, uint32
  * What the producer wrote on its first lap, mapped a chunk per system
  * call, not a fault per page.  The chunks double from a page, as the
  * shim's do: a read past what was written allocates the ring's memory, and
- * a thread that writes a page of records costs that page.
+ * a thread that writes a page of records costs that page.  Never further
+ * ahead of what we have read than we have read: the write position is the
+ * process's word, and one at the end of a ring never written would have us
+ * allocate all of it.
  */
 static void populate_to(struct shim_ring *r, uint64_t end)
 {
 	uint64_t step = r->populated < POPULATE_FIRST ? POPULATE_FIRST :
 			r->populated < POPULATE_CHUNK ? r->populated : POPULATE_CHUNK;
+	uint64_t ahead = r->cons < POPULATE_FIRST ? POPULATE_FIRST :
+			 r->cons < POPULATE_CHUNK ? r->cons : POPULATE_CHUNK;
 	uint64_t to = (end + step - 1) & ~(step - 1);
+	uint64_t most = (r->cons + ahead + POPULATE_FIRST - 1) & ~(uint64_t)(POPULATE_FIRST - 1);
 
+	if (to > most)
+		to = most;
 	if (to > r->size)
 		to = r->size;
-	if (to <= r->populated ||
-	    madvise((void *)(r->data + r->populated), to - r->populated, MADV_POPULATE_READ) ||
+	if (to <= r->populated)
+		return;
+	if (madvise((void *)(r->data + r->populated), to - r->populated, MADV_POPULATE_READ) ||
 	    to == r->size) {
 		r->populated = UINT64_MAX;
 		return;
