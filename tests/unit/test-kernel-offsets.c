@@ -58,7 +58,7 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	uni = btf__add_union(btf, NULL, 16);
 	btf__add_field(btf, "other", ty->i64, 0, 0);
 	btf__add_field(btf, NULL, inner, 0, 0);
-	btf__add_struct(btf, "task_struct", 80);
+	btf__add_struct(btf, "task_struct", 96);
 	btf__add_field(btf, "flags", ty->i32, 0, 3);		/* a bitfield: skipped */
 	btf__add_field(btf, "pid", ty->i32, 32, 0);
 	btf__add_field(btf, NULL, uni, 128, 0);			/* tgid: 16 + 8 */
@@ -67,6 +67,22 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	btf__add_field(btf, "mm", ty->ptr, 384, 0);
 	btf__add_field(btf, "vfork_done", ty->ptr, 448, 0);
 	btf__add_field(btf, "real_parent", ty->ptr, 384 + 128, 0);
+	btf__add_field(btf, "group_leader", ty->ptr, 640, 0);
+	btf__add_field(btf, "thread_pid", ty->ptr, 704, 0);
+}
+
+/* struct pid ends in a flexible array of struct upid */
+static void add_pid_structs(struct btf *btf, const struct types *ty)
+{
+	int upid = btf__add_struct(btf, "upid", 16), numbers;
+
+	btf__add_field(btf, "nr", ty->i32, 0, 0);
+	btf__add_field(btf, "ns", ty->ptr, 64, 0);
+	numbers = btf__add_array(btf, ty->i32, upid, 0);
+	btf__add_struct(btf, "pid", 32);
+	btf__add_field(btf, "count", ty->i32, 0, 0);
+	btf__add_field(btf, "level", ty->i32, 32, 0);
+	btf__add_field(btf, "numbers", numbers, 256, 0);
 }
 
 static void add_other_structs(struct btf *btf, const struct types *ty, bool with_vma)
@@ -105,6 +121,7 @@ static struct btf *build(int tgid_size, bool with_vma)
 	add_types(btf, &ty);
 	add_task_struct(btf, &ty, tgid_size);
 	add_other_structs(btf, &ty, with_vma);
+	add_pid_structs(btf, &ty);
 	return btf;
 }
 
@@ -130,6 +147,12 @@ static void test_offsets(void)
 	CHECK_U64(ko.mm_start_stack, 32, "mm_struct.start_stack");
 	CHECK_U64(ko.task_vfork_done, 56, "task_struct.vfork_done");
 	CHECK_U64(ko.task_real_parent, 64, "task_struct.real_parent");
+	CHECK_U64(ko.task_group_leader, 80, "task_struct.group_leader");
+	CHECK_U64(ko.task_thread_pid, 88, "task_struct.thread_pid");
+	CHECK_U64(ko.pid_level, 4, "pid.level");
+	CHECK_U64(ko.pid_numbers, 32, "pid.numbers, a flexible array");
+	CHECK_U64(ko.upid_nr, 0, "upid.nr");
+	CHECK_U64(ko.upid_ns, 8, "upid.ns");
 	btf__free(btf);
 }
 
