@@ -822,7 +822,7 @@ int track_session__finish(struct track_session *s)
 {
 	int err = finish_pipeline(s);
 
-	if (s->not_started) {
+	if (s->not_started || s->unseen) {
 		remove_artifact(s);
 		return err;
 	}
