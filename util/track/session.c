@@ -24,6 +24,7 @@
 #include "util/probe/backend.h"
 #include "util/probe/bpf_track.h"
 #include "util/probe/freezer.h"
+#include "util/probe/kernel-check.h"
 #include "util/probe/pressure.h"
 #include "util/probe/proc-table.h"
 #include "util/probe/stop-mirror.h"
@@ -212,10 +213,15 @@ int session__load_bpf(struct track_session *s)
 		/* as BPF reads a superblock's dev_t */
 		.shim_file = { ((uint64_t)major(s->shim.dev) << 20) | minor(s->shim.dev), s->shim.ino },
 	};
+	char lacks[1024];
 	int err = read_pid_namespace(&bo);
 
 	if (err)
 		return err;
+	/* after the stats file and the output directory, as a failed load would be */
+	if (kernel_check__privileges(lacks, sizeof(lacks)))
+		return fatal("cannot load BPF programs: memtrack track needs root, or CAP_BPF and "
+			     "CAP_PERFMON; it lacks %s", lacks);
 	err = bpf_track__open(&s->bpf, &bo);
 	if (err == -EOPNOTSUPP)
 		return fatal("memtrack was built without BPF (BUILD_BPF_SKEL=0); "
