@@ -9,6 +9,9 @@
  * millisecond each, at every start.  pt_regs is read at its fixed (ABI)
  * offsets; the kernel structures at offsets userspace found in the BTF
  * (struct mt_kernel_offsets).
+ *
+ * Pids and tids are memtrack's view of them, in its pid namespace: see
+ * current_pid_tgid().
  */
 #define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
@@ -26,6 +29,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define MAX_ERRNO	4095
 #define PROT_EXEC	0x4
 #define STACK_END_SLACK	64	/* bytes copied above a thread's outermost frame */
+#define MAX_PID_NS_LEVEL	32	/* the kernel's */
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_mmap		9
@@ -70,6 +74,16 @@ const volatile __u32 call_graph = MT_CALL_GRAPH_NO;
 const volatile __u32 stack_copy_size = MT_STACK_COPY_DEFAULT;
 
 const volatile struct mt_kernel_offsets koff = {};
+
+/*
+ * memtrack's pid namespace, /proc/self/ns/pid's device and inode, when it is
+ * not the initial one (0 then); its level and its struct pid_namespace are
+ * learnt at load by learn_pidns.
+ */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+__u32 pidns_level = 0;
+__u64 pidns_addr = 0;
 
 /* bumped at every stop, so that pollers scan pressure_stopped only when needed */
 __u64 pressure_stops = 0;
@@ -276,6 +290,51 @@ __u32 tracing_done = 0;
 #define kernel_u32(base, off)	kernel_read(__u32, base, off)
 #define kernel_ptr(base, off)	kernel_read(void *, base, off)
 
+/* the number of a struct pid in memtrack's namespace, 0 if it has none there */
+static __always_inline __u32 pid_nr_in_ns(void *pid)
+{
+	__u32 level = pidns_level;
+	/* struct upid { int nr; struct pid_namespace *ns; }: ns is its last member */
+	void *upid = pid + koff.pid_numbers + level * (koff.upid_ns + sizeof(void *));
+
+	if (!pid || level > MAX_PID_NS_LEVEL || kernel_u32(pid, koff.pid_level) < level ||
+	    (__u64)kernel_ptr(upid, koff.upid_ns) != pidns_addr)
+		return 0;
+	return kernel_u32(upid, koff.upid_nr);
+}
+
+/*
+ * A task's tgid (or with !tgid its pid, the thread's id) as memtrack sees
+ * it: in memtrack's pid namespace, however deeper the task's own is; 0 for
+ * a task outside it.
+ */
+static __always_inline __u32 task_nr(struct task_struct *task, bool tgid)
+{
+	if (!pidns_ino)
+		return kernel_u32(task, tgid ? koff.task_tgid : koff.task_pid);
+	if (tgid)
+		task = kernel_ptr(task, koff.task_group_leader);
+	return pid_nr_in_ns(kernel_ptr(task, koff.task_thread_pid));
+}
+
+/*
+ * bpf_get_current_pid_tgid() in memtrack's pid namespace: the helper with
+ * the namespace answers for a task of that namespace itself, a deeper one's
+ * numbers come from its struct pid.  In the initial namespace, the kernel's.
+ */
+static __always_inline __u64 current_pid_tgid(void)
+{
+	struct task_struct *task;
+	struct bpf_pidns_info ns;
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid();
+	if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return (__u64)ns.tgid << 32 | ns.pid;
+	task = (void *)bpf_get_current_task();
+	return (__u64)task_nr(task, true) << 32 | task_nr(task, false);
+}
+
 static __always_inline bool is_tracked(__u32 tgid)
 {
 	return !tracing_done && bpf_map_lookup_elem(&tracked, &tgid) != NULL;
@@ -341,7 +400,7 @@ static __always_inline void stop_for_pressure(__u32 ring_flag)
 	 */
 	if (bpf_send_signal_thread(SIGSTOP))
 		return;		/* an exiting task or a kernel thread */
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	tgid = current_pid_tgid() >> 32;
 	now = stop_value(tgid);
 	tgid |= ring_flag;
 	bpf_map_update_elem(&pressure_stopped, &tgid, &now, BPF_NOEXIST);
@@ -399,7 +458,7 @@ static __always_inline bool known_file_needs_stop(struct mt_file_id *file, __u32
  */
 static __always_inline bool waits_in_hello(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = current_pid_tgid() >> 32;
 
 	return mode_of(tgid) == MT_MODE_PENDING && bpf_map_lookup_elem(&shim_mapped, &tgid);
 }
@@ -409,7 +468,7 @@ static __always_inline void stop_for_attach(struct mt_file_id *file, bool always
 					    __s32 reason, const struct mt_exe_key *exe)
 {
 	struct mt_proc_event *e;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key;
+	__u32 tgid = current_pid_tgid() >> 32, key;
 	__u64 now;
 
 	if (!always && !known_file_needs_stop(file, tgid))
@@ -481,7 +540,7 @@ static __always_inline void emit_code_map(struct mt_code_map *m)
 	}
 	*e = *m;
 	e->kind = MT_CODE_MAP;
-	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->pid = current_pid_tgid() >> 32;
 	submit_event(e);
 }
 
@@ -495,14 +554,14 @@ static __always_inline __u32 owner_tgid(__u64 id)
 	struct task_struct *task = (void *)bpf_get_current_task();
 
 	if (kernel_ptr(task, koff.task_vfork_done))
-		return kernel_u32(kernel_ptr(task, koff.task_real_parent), koff.task_tgid);
+		return task_nr(kernel_ptr(task, koff.task_real_parent), true);
 	return id >> 32;
 }
 
 static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 					     __u64 old_addr, __u64 stack)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_pid_tgid();
 	struct mt_alloc_event *e;
 
 	if (tracing_done)
@@ -596,7 +655,7 @@ static __always_inline __u64 live_stack_len(__u64 id, __u64 sp)
  */
 static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP(ctx), want, len, end, seq;
+	__u64 id = current_pid_tgid(), sp = PT_REGS_SP(ctx), want, len, end, seq;
 	__u32 i, cpu = bpf_get_smp_processor_id();
 	struct raw_stack_buf *buf;
 	struct mt_raw_stack *hdr;
@@ -654,7 +713,7 @@ static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
  */
 static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 {
-	__u32 zero = 0, tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 zero = 0, tgid = current_pid_tgid() >> 32;
 	struct mt_stack_record *rec;
 	__u64 hash, id, *known;
 	bool full;
@@ -790,7 +849,7 @@ static __always_inline int finish_call(struct pt_regs *ctx);
 SEC("uprobe")
 int BPF_KPROBE(alloc_enter)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx), ret;
+	__u64 id = current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx), ret;
 	struct call_state *st;
 	int shape;
 
@@ -967,7 +1026,7 @@ static __always_inline bool is_fork_syscall(long nr)
  */
 static __always_inline void hold_new_child(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = current_pid_tgid();
 	__u32 tgid = id >> 32;
 
 	if ((__u32)id != tgid || !(mode_bits_of(tgid) & MT_MODE_LINKED))
@@ -988,7 +1047,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 
 	if (ret == 0 && is_fork_syscall(nr))
 		hold_new_child();
-	if (!is_memory_syscall(nr) || !is_tracked(bpf_get_current_pid_tgid() >> 32) ||
+	if (!is_memory_syscall(nr) || !is_tracked(current_pid_tgid() >> 32) ||
 	    (unsigned long)ret >= (unsigned long)-MAX_ERRNO || called_by_shim(regs, nr))
 		return 0;
 	args[0] = syscall_arg(regs, SYSCALL_ARG1);
@@ -1001,7 +1060,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		if (args[2] & PROT_EXEC) {
 			struct mt_code_map map = {};
 			struct mt_file_id file;
-			__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+			__u32 tgid = current_pid_tgid() >> 32;
 			bool unknown, served;
 
 			/* it fails when another thread holds the mmap lock: look anyway */
@@ -1048,8 +1107,8 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = kernel_u32(parent, koff.task_tgid);
-	__u32 ctgid = kernel_u32(child, koff.task_tgid);
+	__u32 ptgid = task_nr(parent, true);
+	__u32 ctgid = task_nr(child, true);
 	struct mt_proc_event *e;
 	__u8 mode;
 
@@ -1062,7 +1121,7 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	bpf_map_update_elem(&tracked, &ctgid, &mode, BPF_ANY);
 	if (call_graph == MT_CALL_GRAPH_DWARF) {
 		/* the child's stack is a copy of the forking thread's: so is its end */
-		__u32 ptid = kernel_u32(parent, koff.task_pid);
+		__u32 ptid = task_nr(parent, false);
 		__u64 *end = bpf_map_lookup_elem(&stack_ends, &ptid);
 
 		if (end)
@@ -1148,7 +1207,7 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	__u32 tgid = kernel_u32(p, koff.task_tgid);
+	__u32 tgid = task_nr(p, true);
 	struct mt_proc_event *e;
 	struct mt_exe_key key;
 	struct mt_file_id file;
@@ -1158,7 +1217,9 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 		return 0;
 	/* a new image, a new stack */
 	bpf_map_delete_elem(&stack_ends, &tgid);
-	bpf_map_delete_elem(&stack_ends, &old_pid);
+	/* the kernel's number: in a namespace, a thread's that exec'd stays (its end, a cached stack's) */
+	if (!pidns_ino)
+		bpf_map_delete_elem(&stack_ends, &old_pid);
 	bpf_map_delete_elem(&shim_mapped, &tgid);
 	file_id_of(kernel_ptr(bprm, koff.binprm_file), &file);
 	key.dev = file.dev;
@@ -1182,13 +1243,13 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(process_exit, struct task_struct *p)
 {
-	__u32 tgid = kernel_u32(p, koff.task_tgid), tid;
+	__u32 tgid = task_nr(p, true), tid;
 	struct mt_proc_event *e;
 
 	if (!is_tracked(tgid))
 		return 0;
 	/* the tid may be another thread's next */
-	tid = kernel_u32(p, koff.task_pid);
+	tid = task_nr(p, false);
 	if (call_graph == MT_CALL_GRAPH_DWARF)
 		bpf_map_delete_elem(&stack_ends, &tid);
 	if (kernel_u32(kernel_ptr(p, koff.task_signal), koff.signal_live) != 0)
@@ -1233,12 +1294,12 @@ static __always_inline void mark_their_stop(__u32 tgid, bool theirs)
 SEC("raw_tp/signal_generate")
 int BPF_PROG(signal_generate, int sig, void *info, struct task_struct *task)
 {
-	__u32 tgid, sender = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid, sender = current_pid_tgid() >> 32;
 	__u64 when;
 
 	if (sig != SIGSTOP && sig != SIGCONT)
 		return 0;
-	tgid = kernel_u32(task, koff.task_tgid);
+	tgid = task_nr(task, true);
 	if (!is_tracked(tgid))
 		return 0;
 	if (sig == SIGCONT) {
@@ -1251,5 +1312,31 @@ int BPF_PROG(signal_generate, int sig, void *info, struct task_struct *task)
 	when = bpf_ktime_get_ns() | (sender == tgid ? MT_THEIR_STOP_SELF : 0);
 	bpf_map_update_elem(&their_stops, &tgid, &when, BPF_ANY);
 	mark_their_stop(tgid, true);
+	return 0;
+}
+
+/*
+ * Run once by userspace in its own task (BPF_PROG_TEST_RUN) when memtrack's
+ * pid namespace is not the initial one: the namespace's level and address,
+ * which other tasks' pids are read with, and what the probes will say
+ * memtrack's pid is.
+ */
+__u64 self_pid_tgid = 0;
+
+SEC("raw_tp")
+int learn_pidns(void *ctx)
+{
+	void *pid = kernel_ptr(bpf_get_current_task(), koff.task_thread_pid);
+	__u32 level = kernel_u32(pid, koff.pid_level);
+	struct bpf_pidns_info ns;
+
+	/* the task's active namespace is memtrack's: its pid's last level */
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) ||
+	    level > MAX_PID_NS_LEVEL)
+		return 0;
+	pidns_addr = (__u64)kernel_ptr(pid + koff.pid_numbers +
+				       level * (koff.upid_ns + sizeof(void *)), koff.upid_ns);
+	pidns_level = level;
+	self_pid_tgid = current_pid_tgid();
 	return 0;
 }

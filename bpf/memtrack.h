@@ -261,6 +261,11 @@ struct mt_kernel_offsets {
 	__u32 task_ptrace;		/* unsigned int */
 	__u32 task_thread_pid;		/* struct pid * */
 	__u32 signal_pids;		/* struct pid *[PIDTYPE_MAX] */
+	__u32 task_group_leader;	/* struct task_struct * */
+	__u32 pid_level;		/* unsigned int */
+	__u32 pid_numbers;		/* struct upid [] */
+	__u32 upid_nr;			/* int */
+	__u32 upid_ns;			/* struct pid_namespace * */
 };
 
 /* per-ring reservation failures, indexed by ring */

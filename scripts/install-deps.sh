@@ -5,7 +5,7 @@
 #   scripts/install-deps.sh [<package>...]
 set -e
 PACKAGES="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev libzstd-dev
-libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time
+libmsgpack-dev libcjson-dev gnuplot-nox zstd jq bc file procps util-linux time libcap2-bin podman
 libjemalloc-dev libmimalloc-dev libgoogle-perftools-dev shellcheck
 zlib1g-dev libiberty-dev libcapstone-dev libdebuginfod-dev debuginfod elfutils binutils iproute2 sudo
 asciidoc-base xmlto man-db python3-jsonschema"

@@ -5,7 +5,9 @@
  * and /proc.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/probe/kernel-check.h"
 #include "test-artifact.h"
@@ -56,6 +58,31 @@ static void test_missing(void)
 	CHECK(strlen(why) == 7);
 }
 
+static void test_privileges(void)
+{
+	struct kernel_facts f = { .caps_known = true, .caps = 1ULL << 21 };
+	char why[1024];
+
+	CHECK(kernel_facts__missing_privileges(&f, why, sizeof(why)) == 0, "CAP_SYS_ADMIN");
+	f.caps = 3ULL << 38;
+	CHECK(kernel_facts__missing_privileges(&f, why, sizeof(why)) == 0, "CAP_BPF, CAP_PERFMON");
+	f.caps = 1ULL << 38;
+	CHECK(kernel_facts__missing_privileges(&f, why, sizeof(why)) == 1);
+	CHECK_STR(why, "CAP_BPF (docker, podman: --cap-add BPF; Kubernetes: "
+		  "securityContext.capabilities.add: [BPF])", "no CAP_BPF");
+	f.caps = 0x7fffffffffULL & ~(1ULL << 21);	/* all up to CAP_PERFMON but CAP_SYS_ADMIN */
+	CHECK(kernel_facts__missing_privileges(&f, why, sizeof(why)) == 1);
+	CHECK(!strncmp(why, "CAP_BPF", 7), "%s", why);
+	f.caps = 0;
+	CHECK(kernel_facts__missing_privileges(&f, why, sizeof(why)) == 2);
+	CHECK(strstr(why, "; CAP_PERFMON (docker, podman: --cap-add PERFMON;"), "%s", why);
+	f.caps_known = false;
+	CHECK(kernel_facts__missing_privileges(&f, why, sizeof(why)) == 0, "unknown: not held");
+	f.user_ns_child = true;
+	CHECK(kernel_facts__missing_privileges(&f, why, sizeof(why)) == 1);
+	CHECK(strstr(why, "the initial user namespace"), "%s", why);
+}
+
 /* touch <root>/<path> (and its directories) */
 static void make_file(const char *root, const char *path, const char *text)
 {
@@ -86,6 +113,19 @@ static void test_read(void)
 	kernel_facts__read(&f, root);
 	CHECK(f.btf && f.uprobes, "the files are found");
 	CHECK_STR(f.release, "6.1.0-18-amd64", "the release, without its newline");
+	CHECK(!f.caps_known && !f.user_ns_child, "no status, no namespace link: unknown");
+	make_file(root, "/proc/self/status", "Name:\tx\nCapEff:\t000000c000000000\n");
+	{
+		char link[4096];
+
+		snprintf(link, sizeof(link), "%s/proc/self/ns", root);
+		CHECK(!mkdir(link, 0755));
+		snprintf(link, sizeof(link), "%s/proc/self/ns/user", root);
+		CHECK(!symlink("user:[4026532000]", link));
+	}
+	kernel_facts__read(&f, root);
+	CHECK(f.caps_known && f.caps == 3ULL << 38, "CapEff %llx", f.caps);
+	CHECK(f.user_ns_child, "a user namespace of its own");
 	test_tmpdir_remove();
 }
 
@@ -93,6 +133,7 @@ int main(void)
 {
 	test_release();
 	test_missing();
+	test_privileges();
 	test_read();
 	return test_done("test-kernel-check");
 }

@@ -58,7 +58,7 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	uni = btf__add_union(btf, NULL, 16);
 	btf__add_field(btf, "other", ty->i64, 0, 0);
 	btf__add_field(btf, NULL, inner, 0, 0);
-	btf__add_struct(btf, "task_struct", 80);
+	btf__add_struct(btf, "task_struct", 104);
 	btf__add_field(btf, "flags", ty->i32, 0, 3);		/* a bitfield: skipped */
 	btf__add_field(btf, "pid", ty->i32, 32, 0);
 	btf__add_field(btf, NULL, uni, 128, 0);			/* tgid: 16 + 8 */
@@ -67,18 +67,44 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	btf__add_field(btf, "mm", ty->ptr, 384, 0);
 	btf__add_field(btf, "vfork_done", ty->ptr, 448, 0);
 	btf__add_field(btf, "real_parent", ty->ptr, 384 + 128, 0);
+	btf__add_field(btf, "ptrace", ty->i32, 576, 0);
+	btf__add_field(btf, "group_leader", ty->ptr, 640, 0);
+	btf__add_field(btf, "thread_pid", ty->ptr, 704, 0);
+	btf__add_field(btf, "fs", ty->ptr, 768, 0);
+}
+
+/* struct pid ends in a flexible array of struct upid */
+static void add_pid_structs(struct btf *btf, const struct types *ty)
+{
+	int upid = btf__add_struct(btf, "upid", 16), numbers;
+
+	btf__add_field(btf, "nr", ty->i32, 0, 0);
+	btf__add_field(btf, "ns", ty->ptr, 64, 0);
+	numbers = btf__add_array(btf, ty->i32, upid, 0);
+	btf__add_struct(btf, "pid", 32);
+	btf__add_field(btf, "count", ty->i32, 0, 0);
+	btf__add_field(btf, "level", ty->i32, 32, 0);
+	btf__add_field(btf, "numbers", numbers, 256, 0);
 }
 
 static void add_other_structs(struct btf *btf, const struct types *ty, bool with_vma)
 {
-	int counter, atomic;
+	int counter, atomic, pids, path, auxv;
 
 	counter = btf__add_struct(btf, NULL, 4);
 	btf__add_field(btf, "counter", ty->i32, 0, 0);
 	atomic = btf__add_typedef(btf, "atomic_t", counter);
-	btf__add_struct(btf, "signal_struct", 16);
+	pids = btf__add_array(btf, ty->i32, ty->ptr, 4);
+	btf__add_struct(btf, "signal_struct", 48);
 	btf__add_field(btf, "nr_threads", ty->i32, 0, 0);
 	btf__add_field(btf, "live", atomic, 32, 0);
+	btf__add_field(btf, "pids", pids, 128, 0);
+	path = btf__add_struct(btf, "path", 16);
+	btf__add_field(btf, "mnt", ty->ptr, 0, 0);
+	btf__add_field(btf, "dentry", ty->ptr, 64, 0);
+	btf__add_struct(btf, "fs_struct", 24);
+	btf__add_field(btf, "users", ty->i32, 0, 0);
+	btf__add_field(btf, "root", path, 64, 0);
 	btf__add_struct(btf, "linux_binprm", 32);
 	btf__add_field(btf, "file", ty->ptr, 64, 0);
 	btf__add_field(btf, "filename", ty->ptr, 128, 0);
@@ -89,10 +115,15 @@ static void add_other_structs(struct btf *btf, const struct types *ty, bool with
 	btf__add_field(btf, "i_ino", ty->i64, 320, 0);
 	btf__add_struct(btf, "super_block", 24);
 	btf__add_field(btf, "s_dev", ty->i32, 128, 0);
+	auxv = btf__add_array(btf, ty->i32, ty->i64, 2);
 	btf__add_struct(btf, "mm_struct", 64);
 	btf__add_field(btf, "start_stack", ty->i64, 256, 0);
+	btf__add_field(btf, "saved_auxv", auxv, 320, 0);
 	if (with_vma) {
 		btf__add_struct(btf, "vm_area_struct", 128);
+		btf__add_field(btf, "vm_start", ty->i64, 0, 0);
+		btf__add_field(btf, "vm_end", ty->i64, 64, 0);
+		btf__add_field(btf, "vm_pgoff", ty->i64, 128, 0);
 		btf__add_field(btf, "vm_file", ty->ptr, 64 * 8, 0);
 	}
 }
@@ -105,6 +136,7 @@ static struct btf *build(int tgid_size, bool with_vma)
 	add_types(btf, &ty);
 	add_task_struct(btf, &ty, tgid_size);
 	add_other_structs(btf, &ty, with_vma);
+	add_pid_structs(btf, &ty);
 	return btf;
 }
 
@@ -130,6 +162,20 @@ static void test_offsets(void)
 	CHECK_U64(ko.mm_start_stack, 32, "mm_struct.start_stack");
 	CHECK_U64(ko.task_vfork_done, 56, "task_struct.vfork_done");
 	CHECK_U64(ko.task_real_parent, 64, "task_struct.real_parent");
+	CHECK_U64(ko.task_group_leader, 80, "task_struct.group_leader");
+	CHECK_U64(ko.task_ptrace, 72, "task_struct.ptrace");
+	CHECK_U64(ko.task_fs, 96, "task_struct.fs");
+	CHECK_U64(ko.fs_root_dentry, 16, "fs_struct.root.dentry, in a struct");
+	CHECK_U64(ko.signal_pids, 16, "signal_struct.pids, an array");
+	CHECK_U64(ko.mm_saved_auxv, 40, "mm_struct.saved_auxv, an array");
+	CHECK_U64(ko.vma_start, 0, "vm_area_struct.vm_start");
+	CHECK_U64(ko.vma_end, 8, "vm_area_struct.vm_end");
+	CHECK_U64(ko.vma_pgoff, 16, "vm_area_struct.vm_pgoff");
+	CHECK_U64(ko.task_thread_pid, 88, "task_struct.thread_pid");
+	CHECK_U64(ko.pid_level, 4, "pid.level");
+	CHECK_U64(ko.pid_numbers, 32, "pid.numbers, a flexible array");
+	CHECK_U64(ko.upid_nr, 0, "upid.nr");
+	CHECK_U64(ko.upid_ns, 8, "upid.ns");
 	btf__free(btf);
 }
 

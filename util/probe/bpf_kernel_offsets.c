@@ -56,6 +56,11 @@ static const struct kernel_field fields[] = {
 	FIELD("task_struct", "ptrace", 4, task_ptrace),
 	FIELD("task_struct", "thread_pid", 8, task_thread_pid),
 	FIELD("signal_struct", "pids", 0, signal_pids),
+	FIELD("task_struct", "group_leader", 8, task_group_leader),
+	FIELD("pid", "level", 4, pid_level),
+	FIELD("pid", "numbers", 0, pid_numbers),	/* a flexible array */
+	FIELD("upid", "nr", 4, upid_nr),
+	FIELD("upid", "ns", 8, upid_ns),
 };
 
 /* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */

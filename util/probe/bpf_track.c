@@ -74,6 +74,25 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * In a pid namespace, the probes find its level and address from memtrack's
+ * own task; then they must see memtrack as it sees itself.  -ESRCH if not.
+ */
+static int learn_pid_namespace(struct bpf_track *t)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+	__u64 want = (__u64)getpid() << 32 | (__u32)gettid();
+	int err = bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.learn_pidns), &run);
+
+	if (err)
+		return -errno;
+	pr_debug("pid namespace at level %u: BPF sees memtrack as %llu/%llu, it is %d/%d\n",
+		 t->skel->bss->pidns_level,
+		 (unsigned long long)(t->skel->bss->self_pid_tgid >> 32),
+		 (unsigned long long)(__u32)t->skel->bss->self_pid_tgid, getpid(), gettid());
+	return t->skel->bss->self_pid_tgid == want ? 0 : -ESRCH;
+}
+
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 {
 	struct bpf_track *t = calloc(1, sizeof(*t));
@@ -118,6 +137,10 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	skel->rodata->discover_allocators = true;
 	skel->rodata->decide_at_exec = opts->decide_at_exec;
 	skel->rodata->shim_file = opts->shim_file;
+	skel->rodata->pidns_dev = opts->pidns_dev;
+	skel->rodata->pidns_ino = opts->pidns_ino;
+	bpf_program__set_autoattach(skel->progs.learn_pidns, false);
+	bpf_program__set_autoload(skel->progs.learn_pidns, opts->pidns_ino != 0);
 	t->shim = opts->shim_file;
 	t->closer = link_closer__new();
 	if (!t->closer) {
@@ -132,6 +155,8 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	bpf_program__set_autoattach(skel->progs.alloc_exit, false);
 
 	err = memtrack_bpf__load(skel);
+	if (!err && opts->pidns_ino)
+		err = learn_pid_namespace(t);
 	if (err)
 		goto fail;
 	err = memtrack_bpf__attach(skel);

@@ -20,6 +20,7 @@ struct bpf_track_opts {
 	unsigned int stack_copy_size;	/* dwarf: bytes of user stack per allocation */
 	bool decide_at_exec;		/* every exec stops, for a choice of backend */
 	struct mt_file_id shim_file;	/* the preload shim, never probed */
+	uint64_t pidns_dev, pidns_ino;	/* memtrack's pid namespace; 0: the initial one */
 };
 
 /* what a process maps, as far as choosing its backend goes */

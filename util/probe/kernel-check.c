@@ -10,6 +10,12 @@
 #define BTF_PATH	"/sys/kernel/btf/vmlinux"
 #define UPROBE_PMU	"/sys/bus/event_source/devices/uprobe"
 #define OSRELEASE	"/proc/sys/kernel/osrelease"
+#define SELF_STATUS	"/proc/self/status"
+#define SELF_USER_NS	"/proc/self/ns/user"
+#define USER_NS_INIT	"user:[4026531837]"	/* PROC_USER_INIT_INO */
+#define CAP_SYS_ADMIN	21
+#define CAP_PERFMON	38
+#define CAP_BPF		39
 
 static void path_under(char *buf, size_t len, const char *root, const char *path)
 {
@@ -34,6 +40,27 @@ static void read_release(struct kernel_facts *f, const char *root)
 		snprintf(f->release, sizeof(f->release), "%s", u.release);
 }
 
+static void read_privileges(struct kernel_facts *f, const char *root)
+{
+	char path[4096], line[256];
+	ssize_t n;
+	FILE *file;
+
+	path_under(path, sizeof(path), root, SELF_STATUS);
+	file = fopen(path, "re");
+	while (file && fgets(line, sizeof(line), file))
+		if (sscanf(line, "CapEff: %llx", &f->caps) == 1)
+			f->caps_known = true;
+	if (file)
+		fclose(file);
+	path_under(path, sizeof(path), root, SELF_USER_NS);
+	n = readlink(path, line, sizeof(line) - 1);
+	if (n > 0) {
+		line[n] = 0;
+		f->user_ns_child = strcmp(line, USER_NS_INIT) != 0;
+	}
+}
+
 void kernel_facts__read(struct kernel_facts *f, const char *root)
 {
 	char path[4096];
@@ -44,6 +71,7 @@ void kernel_facts__read(struct kernel_facts *f, const char *root)
 	path_under(path, sizeof(path), root, UPROBE_PMU);
 	f->uprobes = !access(path, F_OK);
 	read_release(f, root);
+	read_privileges(f, root);
 }
 
 int kernel_release__parse(const char *release, unsigned int *major, unsigned int *minor)
@@ -100,6 +128,43 @@ int kernel_facts__missing(const struct kernel_facts *f, char *buf, size_t len)
 		missing(buf, len, &n, what);
 	}
 	return n;
+}
+
+static bool has_cap(const struct kernel_facts *f, int cap)
+{
+	return (f->caps >> cap) & 1 || (f->caps >> CAP_SYS_ADMIN) & 1;
+}
+
+int kernel_facts__missing_privileges(const struct kernel_facts *f, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (len)
+		buf[0] = 0;
+	/* capabilities there are not the kernel's to BPF, whatever CapEff says */
+	if (f->user_ns_child) {
+		missing(buf, len, &n, "the initial user namespace (memtrack runs in a user "
+			"namespace of its own, as a rootless container or userns-remap makes it: "
+			"its capabilities do not reach BPF; run the container rootful)");
+		return n;
+	}
+	if (!f->caps_known)
+		return 0;
+	if (!has_cap(f, CAP_BPF))
+		missing(buf, len, &n, "CAP_BPF (docker, podman: --cap-add BPF; Kubernetes: "
+			"securityContext.capabilities.add: [BPF])");
+	if (!has_cap(f, CAP_PERFMON))
+		missing(buf, len, &n, "CAP_PERFMON (docker, podman: --cap-add PERFMON; "
+			"Kubernetes: securityContext.capabilities.add: [PERFMON])");
+	return n;
+}
+
+int kernel_check__privileges(char *buf, size_t len)
+{
+	struct kernel_facts f;
+
+	kernel_facts__read(&f, getenv("MEMTRACK_TEST_KERNEL_ROOT"));
+	return kernel_facts__missing_privileges(&f, buf, len);
 }
 
 int kernel_check__track(char *buf, size_t len)

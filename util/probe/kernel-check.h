@@ -20,6 +20,9 @@ struct kernel_facts {
 	bool btf;			/* /sys/kernel/btf/vmlinux can be read */
 	bool uprobes;			/* /sys/bus/event_source/devices/uprobe */
 	char release[128];		/* "6.1.0-18-amd64"; "" when unknown */
+	bool caps_known;		/* /proc/self/status had CapEff */
+	unsigned long long caps;	/* CapEff: the effective capabilities */
+	bool user_ns_child;		/* /proc/self/ns/user is not the initial namespace */
 };
 
 /*
@@ -36,6 +39,17 @@ int kernel_release__parse(const char *release, unsigned int *major, unsigned int
  * how many things are missing (0: none, buf is "").
  */
 int kernel_facts__missing(const struct kernel_facts *f, char *buf, size_t len);
+
+/*
+ * What memtrack lacks to load its programs, as a container may leave it:
+ * CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN), in the initial user
+ * namespace.  In words naming what to add, "; " between them; how many.
+ * Facts not known are not held against it.
+ */
+int kernel_facts__missing_privileges(const struct kernel_facts *f, char *buf, size_t len);
+
+/* track's check of its privileges, as kernel_check__track() reads the facts */
+int kernel_check__privileges(char *buf, size_t len);
 
 /*
  * The check of `track`: the running kernel's facts, or those under

@@ -556,6 +556,8 @@ int session__on_event_record(void *ctx, const void *data, uint32_t len)
 	case MT_EXIT:
 		if (len < sizeof(struct mt_proc_event))
 			break;
+		if (kind == MT_EXEC && (pid_t)((const struct mt_proc_event *)data)->pid == s->root_pid)
+			__atomic_store_n(&s->root_seen, true, __ATOMIC_RELEASE);
 		proc_table__apply(&s->procs, data);
 		if (kind == MT_EXEC && ((const struct mt_proc_event *)data)->reason)
 			exec_pending(s, data);

@@ -24,6 +24,7 @@
 #include "util/probe/backend.h"
 #include "util/probe/bpf_track.h"
 #include "util/probe/freezer.h"
+#include "util/probe/kernel-check.h"
 #include "util/probe/pressure.h"
 #include "util/probe/proc-table.h"
 #include "util/probe/stop-mirror.h"
@@ -105,23 +106,35 @@ static int create_stats_file(struct track_session *s)
 	return 0;
 }
 
-/* BPF sees the initial namespace's pids; memtrack's own must be the same */
-static int check_pid_namespace(void)
-{
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
-	int nested = 0;
+#define PROC_PID_INIT_INO	0xEFFFFFFCU	/* the initial pid namespace's inode */
 
-	if (!f)
+/*
+ * memtrack's pid namespace, for BPF to report pids as memtrack sees them
+ * (bo's are 0 in the initial one); and /proc must be that namespace's:
+ * another's (unshare --pid without --mount-proc) names other processes
+ * by the pids memtrack has.
+ */
+static int read_pid_namespace(struct bpf_track_opts *bo)
+{
+	char self[32];
+	struct stat st;
+	ssize_t n = readlink("/proc/self", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return fatal("cannot read /proc/self (%s): memtrack track needs /proc, mounted "
+			     "for its pid namespace", n < 0 ? strerror(errno) : "empty");
+	self[n] = 0;
+	if (atoi(self) != getpid())
+		return fatal("/proc is another pid namespace's (memtrack is pid %d here, %s "
+			     "there): mount the namespace's own (unshare --pid --fork "
+			     "--mount-proc; a container has it)", getpid(), self);
+	if (stat("/proc/self/ns/pid", &st))
+		return fatal_errno("cannot read memtrack's pid namespace (/proc/self/ns/pid)");
+	if (st.st_ino == PROC_PID_INIT_INO)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "NSpid:", 6))
-			nested = strchr(line + 7, '\t') != NULL || strchr(line + 7, ' ') != NULL;
-	fclose(f);
-	if (nested)
-		return fatal("memtrack track runs in a pid namespace of its own: BPF sees the "
-			     "host's pids; run it in the initial pid namespace (e.g. docker "
-			     "--pid=host)");
+	/* as the kernel encodes a dev_t */
+	bo->pidns_dev = ((uint64_t)major(st.st_dev) << 20) | minor(st.st_dev);
+	bo->pidns_ino = st.st_ino;
 	return 0;
 }
 
@@ -200,11 +213,23 @@ int session__load_bpf(struct track_session *s)
 		/* as BPF reads a superblock's dev_t */
 		.shim_file = { ((uint64_t)major(s->shim.dev) << 20) | minor(s->shim.dev), s->shim.ino },
 	};
-	int err = bpf_track__open(&s->bpf, &bo);
+	char lacks[1024];
+	int err = read_pid_namespace(&bo);
 
+	if (err)
+		return err;
+	/* after the stats file and the output directory, as a failed load would be */
+	if (kernel_check__privileges(lacks, sizeof(lacks)))
+		return fatal("cannot load BPF programs: memtrack track needs root, or CAP_BPF and "
+			     "CAP_PERFMON; it lacks %s", lacks);
+	err = bpf_track__open(&s->bpf, &bo);
 	if (err == -EOPNOTSUPP)
 		return fatal("memtrack was built without BPF (BUILD_BPF_SKEL=0); "
 			     "track cannot run");
+	if (err == -ESRCH)
+		return fatal("BPF does not see memtrack's pid namespace (inode %llu) as its own: "
+			     "pids would not match; run memtrack in the namespace it tracks in "
+			     "(or with --pid=host)", (unsigned long long)bo.pidns_ino);
 	if (err == -EPERM || err == -EACCES)
 		return fatal("cannot load BPF programs: %s; memtrack track needs root "
 			     "(or CAP_BPF and CAP_PERFMON)", strerror(-err));
@@ -768,7 +793,7 @@ int track_session__prepare(struct track_session *s)
 	/* the stats file comes first, before anything needs privilege */
 	if (s->opts->stats_path && create_stats_file(s))
 		return -1;
-	if (prepare_output_dir(s) || check_pid_namespace())
+	if (prepare_output_dir(s))
 		return -1;
 	/* a command that dies before its start must not kill us through the go pipe */
 	signal(SIGPIPE, SIG_IGN);
@@ -840,7 +865,7 @@ int track_session__finish(struct track_session *s)
 {
 	int err = finish_pipeline(s);
 
-	if (s->not_started) {
+	if (s->not_started || s->unseen) {
 		remove_artifact(s);
 		return err;
 	}

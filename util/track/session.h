@@ -101,6 +101,8 @@ struct track_session {
 	struct spawn child;
 	bool spawned;			/* child forked, and waiting for its start */
 	pid_t root_pid;
+	bool root_seen;			/* BPF told of the root's exec (atomic) */
+	bool unseen;			/* and never did: the run failed */
 	pid_t *attach;			/* -p: the pids, NULL when we run a command */
 	int nattach;
 	struct run_as run_as;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -35,6 +36,7 @@ enum conn_state { CONN_NONE, CONN_HELLO, CONN_ACCEPTED };
 struct conn {
 	enum conn_state state;
 	pid_t pid;
+	pid_t own_pid;		/* in a pid namespace below memtrack's: its pid there, else 0 */
 };
 
 struct shim_host {
@@ -51,8 +53,89 @@ struct shim_host {
 	size_t conns_cap;
 	char env[sizeof(MEMTRACK_SHIM_ENV) + 1 + SHIM_NAME_MAX];
 	const char *name;
+	ino_t pidns;			/* memtrack's pid namespace */
 	struct shim_host_stats st;
 };
+
+/* the inode of a process's pid namespace, 0 if unknown */
+static ino_t pidns_of(const char *pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/pid", pid);
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/* the last number of the NSpid line of a status file: the task's id in its own namespace */
+static long own_nspid(const char *status)
+{
+	char line[256], *p, *end;
+	long nr = -1, v;
+	FILE *f = fopen(status, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (p = line + 6; (v = strtol(p, &end, 10)), end != p; p = end)
+			nr = v;
+		break;
+	}
+	fclose(f);
+	return nr;
+}
+
+/*
+ * A process of a deeper pid namespace: SO_PEERCRED says its pid as memtrack
+ * sees it, the shim says its tids as the process does.  Its pid there, read
+ * while its hello waits for the answer; 0 in memtrack's namespace.
+ */
+static pid_t own_pid_of(const struct shim_host *h, pid_t pid)
+{
+	char num[16], path[64];
+	long own;
+
+	snprintf(num, sizeof(num), "%d", pid);
+	if (!h->pidns || pidns_of(num) == h->pidns)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	own = own_nspid(path);
+	return own > 0 && own != pid ? own : 0;
+}
+
+/*
+ * The tid, as memtrack sees it, of the thread that the shim of a process
+ * in a deeper namespace calls tid: memtrack's /proc lists both.  The
+ * process's word if the thread is gone already.
+ */
+static uint32_t outer_tid(const struct conn *c, uint32_t tid)
+{
+	char path[64 + sizeof(((struct dirent *)0)->d_name)];
+	struct dirent *d;
+	uint32_t found = tid;
+	DIR *dir;
+
+	if (!c->own_pid)
+		return tid;
+	if (tid == (uint32_t)c->own_pid)
+		return c->pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", c->pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", c->pid, d->d_name);
+		if (own_nspid(path) == tid) {
+			found = strtoul(d->d_name, NULL, 10);
+			break;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
 
 static int create_control(struct shim_host *h)
 {
@@ -126,6 +209,7 @@ int shim_host__new(struct shim_host **out, const struct shim_host_opts *opts,
 	h->listen_fd = h->ctl_fd = h->epoll_fd = -1;
 	h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	h->fd_ceiling = fd_ceiling();
+	h->pidns = pidns_of("self");
 	err = create_control(h);
 	if (!err)
 		err = create_socket(h);
@@ -369,6 +453,8 @@ static bool on_hello(struct shim_host *h, int fd, const struct shim_hello *m, si
 		lost(h, c->pid, "a second connection said hello while its first was open");
 		return false;
 	}
+	/* a hello from the main thread of memtrack's namespace, the common case, costs nothing */
+	c->own_pid = m->tid == (uint32_t)c->pid ? 0 : own_pid_of(h, c->pid);
 	accept = h->ops.decide(h->ops.ctx, c->pid, m->flags);
 	if (send_reply(h, fd, accept) || !accept) {
 		h->st.refused += !accept;
@@ -392,7 +478,8 @@ static bool on_register(struct shim_host *h, int fd, const struct shim_register 
 	if (n != sizeof(*m) || ring_fd < 0 || c->state != CONN_ACCEPTED || m->tid <= 0 ||
 	    m->size != h->opts.ring_size)
 		return false;
-	if (shim_ring__map(&r, ring_fd, m->size, c->pid, m->tid))
+	if (shim_ring__map(&r, ring_fd, m->size, c->pid,
+			   outer_tid(c, m->tid)))
 		return false;
 	h->st.rings++;
 	if (!h->ops.ring(h->ops.ctx, c->pid, &r))
@@ -408,7 +495,7 @@ static bool on_no_ring(struct shim_host *h, int fd, const struct shim_no_ring *m
 	if (n != sizeof(*m) || c->state != CONN_ACCEPTED)
 		return false;
 	h->st.no_rings++;
-	h->ops.no_ring(h->ops.ctx, c->pid, m->tid, m->err);
+	h->ops.no_ring(h->ops.ctx, c->pid, outer_tid(c, m->tid), m->err);
 	return true;
 }
 

@@ -148,7 +148,7 @@ void session__print_summary(struct track_session *s)
 
 int track_session__exit_status(const struct track_session *s, int err)
 {
-	if (err)
+	if (err || s->unseen)
 		return MEMTRACK_EXIT_FATAL;
 	if (s->refused) {
 		error("%u processes could not take the preload shim (--backend preload)",
