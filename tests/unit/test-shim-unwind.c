@@ -504,15 +504,15 @@ static void run_coroutine(uint8_t *base, size_t size)
 
 static void test_switched_stacks(void)
 {
-	uint8_t *co = mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   -1, 0);
+	/* guard pages: a mapping next to it would merge with it, and its top be another's */
+	uint8_t *co = guarded(64);
 
 	run_coroutine(co, 64 * PG);
 	check_seen(&co_seen, false, "swapcontext stack");
 	CHECK(co_seen.hi <= (uintptr_t)co + 64 * PG, "swapcontext stack: within it");
 
 	/* unmapped, and its range mapped again smaller: no bounds are kept from before */
-	munmap(co, 64 * PG);
+	unguard(co, 64);
 	co = mmap(co, 8 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
 		  MAP_FIXED_NOREPLACE, -1, 0);
 	if (co == MAP_FAILED) {
