@@ -87,6 +87,7 @@ __u64 pidns_addr = 0;
 
 /* bumped at every stop, so that pollers scan pressure_stopped only when needed */
 __u64 pressure_stops = 0;
+__u64 holds_ended_early = 0;	/* attach holds another's SIGCONT ended */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -1303,6 +1304,15 @@ int BPF_PROG(signal_generate, int sig, void *info, struct task_struct *task)
 	if (!is_tracked(tgid))
 		return 0;
 	if (sig == SIGCONT) {
+		__u32 key = tgid | MT_STOPPED_FOR_ATTACH;
+
+		/*
+		 * memtrack takes its key before its own SIGCONT: this one ends the
+		 * hold early, and the process runs its new code before its probes
+		 * are there (a parent that stops and continues its child)
+		 */
+		if (bpf_map_lookup_elem(&pressure_stopped, &key))
+			__sync_fetch_and_add(&holds_ended_early, 1);
 		bpf_map_delete_elem(&their_stops, &tgid);
 		mark_their_stop(tgid, false);
 		return 0;

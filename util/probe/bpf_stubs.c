@@ -134,6 +134,12 @@ const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
 	return NULL;
 }
 
+uint64_t bpf_track__holds_ended_early(struct bpf_track *t)
+{
+	(void)t;
+	return 0;
+}
+
 uint64_t bpf_track__drops(struct bpf_track *t, enum mt_ring_id ring)
 {
 	(void)t, (void)ring;

@@ -750,6 +750,11 @@ const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
 	return (const volatile uint64_t *)&t->skel->bss->pressure_stops;
 }
 
+uint64_t bpf_track__holds_ended_early(struct bpf_track *t)
+{
+	return __atomic_load_n(&t->skel->bss->holds_ended_early, __ATOMIC_RELAXED);
+}
+
 /* a per-CPU counter's sum over the CPUs */
 static uint64_t percpu_sum(const struct bpf_map *map, __u32 key)
 {

@@ -99,6 +99,8 @@ int bpf_track__pressure_fd(struct bpf_track *t);
 int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
+/* holds for new code that another's SIGCONT ended before the probes were there */
+uint64_t bpf_track__holds_ended_early(struct bpf_track *t);
 /*
  * When someone other than memtrack last stopped the tracked process pid
  * (SIGSTOP), MT_THEIR_STOP_SELF set if it stopped itself; 0 if nobody did

@@ -133,7 +133,7 @@ void session__print_summary(struct track_session *s)
 		   atomic_load(&s->watch.episodes);
 	describe_backends(&s->procs, backends, sizeof(backends));
 	fprintf(stderr, "[ memtrack track: %lu events, %lu process%s (%s)%s, '%s' (%s), "
-		"%lu drops, %lu pressure episode%s%s%s%s%s%s%s ]\n",
+		"%lu drops, %lu pressure episode%s%s%s%s%s%s%s%s ]\n",
 		encoder__events_in(s->enc), s->procs.count, s->procs.count == 1 ? "" : "es",
 		backends, stacks,
 		path, human_bytes(encoder__bytes_written(s->enc), size, sizeof(size)),
@@ -143,6 +143,7 @@ void session__print_summary(struct track_session *s)
 		s->corrupt ? ", CORRUPT RINGS (see above)" : "",
 		s->ringless ? ", THREADS WITHOUT A RING (see above)" : "",
 		s->unserved ? ", PROCESSES NOT SERVED (see above)" : "",
+		bpf_track__holds_ended_early(s->bpf) ? ", HOLDS ENDED BY ANOTHER (see below)" : "",
 		running, blind);
 }
 
@@ -163,6 +164,14 @@ int track_session__exit_status(const struct track_session *s, int err)
 	if (s->unserved && !s->opts->tolerate_drops) {
 		error("%u process%s could not be served by the preload shim's socket: the "
 		      "artifact is incomplete", s->unserved, s->unserved == 1 ? "" : "es");
+		return MEMTRACK_EXIT_FATAL;
+	}
+	if (bpf_track__holds_ended_early(s->bpf) && !s->opts->tolerate_drops) {
+		error("%lu time%s another process's SIGCONT resumed a process memtrack held for "
+		      "its probes before they were attached: its allocations until then may be "
+		      "missing, the artifact is incomplete",
+		      (unsigned long)bpf_track__holds_ended_early(s->bpf),
+		      bpf_track__holds_ended_early(s->bpf) == 1 ? "" : "s");
 		return MEMTRACK_EXIT_FATAL;
 	}
 	if (s->event_lost && !s->opts->tolerate_drops) {
