@@ -43,6 +43,15 @@ void report_json__i64(cJSON *obj, const char *key, int64_t v)
 	cJSON_AddItemToObject(obj, key, cJSON_CreateRaw(buf));
 }
 
+/* v, or null where it is not known */
+void report_json__u64_or_null(cJSON *obj, const char *key, uint64_t v, bool known)
+{
+	if (known)
+		report_json__u64(obj, key, v);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
+
 void report_json__str_or_null(cJSON *obj, const char *key, const char *s)
 {
 	if (s)
@@ -203,15 +212,9 @@ static cJSON *json_frame(const struct report_frame *f)
 
 	report_json__str_or_null(o, "symbol", f->symbol);
 	report_json__str_or_null(o, "module", f->module);
-	if (f->known)
-		report_json__u64(o, "offset", f->offset);
-	else
-		cJSON_AddNullToObject(o, "offset");
+	report_json__u64_or_null(o, "offset", f->offset, f->known);
 	report_json__str_or_null(o, "file", f->file);
-	if (f->line)
-		report_json__u64(o, "line", f->line);
-	else
-		cJSON_AddNullToObject(o, "line");
+	report_json__u64_or_null(o, "line", f->line, f->line);
 	cJSON_AddBoolToObject(o, "inlined", f->inlined);
 	return o;
 }
@@ -297,10 +300,7 @@ static cJSON *json_suppressions(const struct report_suppressions *sup)
 
 		cJSON_AddStringToObject(e, "rule", r->text);
 		cJSON_AddStringToObject(e, "source", r->source);
-		if (r->line)
-			report_json__u64(e, "line", r->line);
-		else
-			cJSON_AddNullToObject(e, "line");
+		report_json__u64_or_null(e, "line", r->line, r->line);
 		report_json__u64(e, "count", r->count);
 		report_json__u64(e, "bytes", r->bytes);
 		cJSON_AddItemToArray(a, e);

@@ -18,6 +18,7 @@
 /* a u64 or an i64 exactly: cJSON's numbers are doubles */
 void report_json__u64(cJSON *obj, const char *key, uint64_t v);
 void report_json__i64(cJSON *obj, const char *key, int64_t v);
+void report_json__u64_or_null(cJSON *obj, const char *key, uint64_t v, bool known);
 /* s, or null */
 void report_json__str_or_null(cJSON *obj, const char *key, const char *s);
 /* the figures of h under their --json keys; only: the keys to write, NULL-ended, or NULL for all */
