@@ -362,6 +362,19 @@ static __always_inline void count_drop(__u32 ring)
 		(*n)++;
 }
 
+/* room for an event in the events ring, or NULL (counted) once tracing is done or it is full */
+static __always_inline void *reserve_event(__u64 size)
+{
+	void *e;
+
+	if (tracing_done)
+		return NULL;
+	e = bpf_ringbuf_reserve(&events, size, 0);
+	if (!e)
+		count_drop(MT_RING_EVENTS);
+	return e;
+}
+
 static __always_inline void count_run(__u32 probe)
 {
 	__u64 *n = bpf_map_lookup_elem(&probe_runs, &probe);
@@ -530,15 +543,10 @@ static long vma_code_map(struct task_struct *task, struct vm_area_struct *vma, v
 /* the resolver learns the mapping from the event, and the process runs on */
 static __always_inline void emit_code_map(struct mt_code_map *m)
 {
-	struct mt_code_map *e;
+	struct mt_code_map *e = reserve_event(sizeof(*e));
 
-	if (tracing_done)
+	if (!e)
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_drop(MT_RING_EVENTS);
-		return;
-	}
 	*e = *m;
 	e->kind = MT_CODE_MAP;
 	e->pid = current_pid_tgid() >> 32;
@@ -563,15 +571,10 @@ static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 					     __u64 old_addr, __u64 stack)
 {
 	__u64 id = current_pid_tgid();
-	struct mt_alloc_event *e;
+	struct mt_alloc_event *e = reserve_event(sizeof(*e));
 
-	if (tracing_done)
+	if (!e)
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_drop(MT_RING_EVENTS);
-		return;
-	}
 	e->kind = kind;
 	e->pid = owner_tgid(id);
 	e->tid = (__u32)id;
@@ -767,15 +770,10 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
 								__u32 pid)
 {
-	struct mt_proc_event *e;
+	struct mt_proc_event *e = reserve_event(sizeof(*e));
 
-	if (tracing_done)
+	if (!e)
 		return NULL;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count_drop(MT_RING_EVENTS);
-		return NULL;
-	}
 	e->kind = kind;
 	e->pid = pid;
 	e->ppid = 0;
