@@ -57,7 +57,7 @@ if [ "$MAKE" != 0 ]; then
 		bash -c "source <(sed -n '/^setup_cproject()/,/^}/p' '$TOP/tests/compat/cases.sh'); setup_cproject")
 fi
 
-for r in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
 	for row in "${rows[@]}"; do
 		IFS='	' read -r label bin opts <<<"$row"
 		run_row "$bin" "$opts" sh -c "$loop" >>"$work/procs.$(echo "$label" | md5sum | cut -c1-8)"

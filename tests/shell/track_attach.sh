@@ -15,16 +15,8 @@ cleanup() {
 trap cleanup EXIT TERM INT
 
 test_attach_mid_run() {
-	local mt rc=0
-	"$WORKLOADS/attach_target" >"$tmp/ready" &
-	target=$!
-	wait_for 10 grep -q ready "$tmp/ready"
-	"$MEMTRACK" track -o "$tmp" -p "$target" 2>"$tmp/err" &
-	mt=$!
-	wait_for 20 grep -q "tracking pid $target" "$tmp/err"
-	kill -USR1 "$target"
-	wait "$mt" || rc=$?
-	wait "$target" || true
+	local rc
+	attach_target_run
 	target=
 	expect_eq "attach: memtrack exits 0 when the tree is gone" 0 "$rc"
 	art=$(ls "$tmp"/*.msgpack)

@@ -14,12 +14,8 @@ cleanup() {
 }
 trap cleanup EXIT TERM INT
 
-"$WORKLOADS/attach_target" >"$tmp/ready" &
-target=$!
-wait_for 10 grep -q ready "$tmp/ready"
-"$MEMTRACK" track -o "$tmp" -p "$target" 2>"$tmp/err" &
-mt=$!
-wait_for 20 grep -q "tracking pid $target" "$tmp/err"
+attach_target_start
+# shellcheck disable=SC2154 # $mt: lib/common.sh
 # memtrack stops while the process runs on
 kill -INT "$mt"
 rc=0

@@ -80,17 +80,9 @@ test_deeper_namespace() {
 
 # -p with a pid of this namespace
 test_attach() {
-	local mt rc=0
+	local rc
 	rm -f "$tmp"/*.msgpack
-	"$WORKLOADS/attach_target" >"$tmp/ready" &
-	target=$!
-	wait_for 10 grep -q ready "$tmp/ready"
-	"$MEMTRACK" track -o "$tmp" -p "$target" 2>"$tmp/err" &
-	mt=$!
-	wait_for 20 grep -q "tracking pid $target" "$tmp/err"
-	kill -USR1 "$target"
-	wait "$mt" || rc=$?
-	wait "$target" || true
+	attach_target_run
 	expect_eq "attach: memtrack exits 0" 0 "$rc"
 	art=$(ls "$tmp"/*.msgpack)
 	report_json "$art" "$tmp/r.json"

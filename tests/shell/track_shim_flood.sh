@@ -11,8 +11,8 @@ hold=4
 
 # the name of memtrack $1's socket, once it has made it
 socket_name() {
-	local name i
-	for i in $(seq 200); do
+	local name
+	for _ in $(seq 200); do
 		name=$(grep -o "@memtrack-$1-[0-9a-f]*" /proc/net/unix | head -1 | cut -c2-)
 		[ -n "$name" ] && { echo "$name"; return; }
 		sleep 0.05

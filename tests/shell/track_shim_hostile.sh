@@ -33,13 +33,13 @@ test_scribbled_ring() {
 # $1 rings of $2 bytes, their write positions at their ends: memtrack's shared memory (kB)
 # once it has read them all, in $rss; memtrack's stderr in $tmp/err-flood-$1
 ring_flood() {
-	local n=$1 size=$2 i pid
+	local n=$1 size=$2 pid
 	rm -rf "$tmp/flood" && mkfifo "$tmp/in-$n"
 	"$MEMTRACK" track -o "$tmp/flood" --backend preload --ring-size heap=1M \
 		-- "$WORKLOADS/ring_flood" "$n" "$size" <"$tmp/in-$n" >"$tmp/sent-$n" 2>"$tmp/err-flood-$n" &
 	pid=$!
 	exec 3>"$tmp/in-$n"
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		grep -q "preload shim: rings sent$\|broke the socket's protocol" "$tmp/err-flood-$n" && break
 		! kill -0 $pid 2>/dev/null && break
 		sleep 0.1

@@ -66,6 +66,30 @@ rc_or_said() {
 	fi
 }
 
+# attach_target_start: starts tests/workloads/attach_target (pid in $target), and
+# memtrack track -p on it (pid in $mt, stderr in $tmp/err) once it is ready; the
+# caller's cleanup kills $target
+attach_target_start() {
+	# shellcheck disable=SC2154 # $tmp is the calling script's
+	"$WORKLOADS/attach_target" >"$tmp/ready" &
+	target=$!
+	wait_for 10 grep -q ready "$tmp/ready"
+	"$MEMTRACK" track -o "$tmp" -p "$target" 2>"$tmp/err" &
+	# shellcheck disable=SC2034 # for the scripts that source this
+	mt=$!
+	wait_for 20 grep -q "tracking pid $target" "$tmp/err"
+}
+
+# attach_target_run: attach_target_start, then the target runs to its end;
+# memtrack's exit status in $rc
+attach_target_run() {
+	rc=0
+	attach_target_start
+	kill -USR1 "$target"
+	wait "$mt" || rc=$?
+	wait "$target" || true
+}
+
 # json_get <file> <jq filter>: prints one value of a JSON document
 json_get() {
 	jq -r "$2" "$1"
