@@ -1306,10 +1306,14 @@ int BPF_PROG(signal_generate, int sig, void *info, struct task_struct *task)
 
 		/*
 		 * memtrack takes its key before its own SIGCONT: this one ends the
-		 * hold early, and the process runs its new code before its probes
-		 * are there (a parent that stops and continues its child)
+		 * hold early.  A process with links of its own then runs before
+		 * they are there, unprobed (a parent that stops and continues its
+		 * child); one the shim serves records on, and loses only the calls
+		 * of an allocator of its own not probed yet: not counted, or every
+		 * job a job-control shell continues would end a run incomplete.
 		 */
-		if (bpf_map_lookup_elem(&pressure_stopped, &key))
+		if ((mode_bits_of(tgid) & MT_MODE_LINKED) &&
+		    bpf_map_lookup_elem(&pressure_stopped, &key))
 			__sync_fetch_and_add(&holds_ended_early, 1);
 		bpf_map_delete_elem(&their_stops, &tgid);
 		mark_their_stop(tgid, false);
