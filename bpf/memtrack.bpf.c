@@ -1163,19 +1163,29 @@ static __always_inline bool shim_can_load(struct task_struct *p)
 
 #define PIDTYPE_PGID	2
 
-/*
- * Whether someone would see this process stop: its tracer (gdb, strace),
- * or, for a process group's leader, the job-control shell that made the
- * group and waits for it with WUNTRACED.
- */
-static __always_inline bool stop_is_seen(struct task_struct *p)
+static __always_inline void *pgid_of(struct task_struct *p)
 {
 	void *sig = kernel_ptr(p, koff.task_signal);
 
+	return sig ? kernel_ptr(sig, koff.signal_pids + PIDTYPE_PGID * sizeof(void *)) : NULL;
+}
+
+/*
+ * Whether someone would see this process stop: its tracer (gdb, strace),
+ * or the job-control shell that made its process group and waits for it
+ * with WUNTRACED: the group's leader, and every process of a pipeline,
+ * whose group is not its parent's (`ls | head`: head stopped was "[1]+
+ * Stopped" in 1 of 5 runs of an interactive bash when only leaders ran on).
+ */
+static __always_inline bool stop_is_seen(struct task_struct *p)
+{
+	void *pgid;
+
 	if (kernel_u32(p, koff.task_ptrace))
 		return true;
-	return sig && kernel_ptr(sig, koff.signal_pids + PIDTYPE_PGID * sizeof(void *)) ==
-			      kernel_ptr(p, koff.task_thread_pid);
+	pgid = pgid_of(p);
+	return pgid && (pgid == kernel_ptr(p, koff.task_thread_pid) ||
+			pgid != pgid_of(kernel_ptr(p, koff.task_real_parent)));
 }
 
 /*
