@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,6 +22,17 @@ uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+void name_thread(const char *fmt, ...)
+{
+	char name[16] = "mt-";
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name + 3, sizeof(name) - 3, fmt, ap);
+	va_end(ap);
+	prctl(PR_SET_NAME, name);
 }
 
 uint64_t self_rss_bytes(void)

@@ -14,6 +14,12 @@
 /* CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() */
 uint64_t now_ns(void);
 
+/*
+ * Names the calling thread "mt-" and what fmt says (15 bytes at most), as top -H, ps -L
+ * and /proc/PID/task/TID/comm show it.
+ */
+void name_thread(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* memtrack's own resident set size in bytes, 0 if unknown */
 uint64_t self_rss_bytes(void);
 

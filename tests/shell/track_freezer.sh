@@ -18,20 +18,48 @@ cleanup() {
 }
 trap cleanup EXIT TERM INT
 
-# a BPF ring of 256 KiB polled every 20 ms: 20000 events fill it past its freeze mark
-# (128 KiB, which wakes the poller) between polls, and past the watermark (192 KiB) if
-# nothing stopped them
-RINGS=(--backend bpf --call-graph no --ring-size events=256K --poll-interval 20)
-# where SIGSTOP must show: the poller, woken for other work now and then, drained
-# 256 KiB before its watermark in some runs (0 stops); 16 KiB stops it 500 times
-STOP_RING=(--ring-size events=16K)
+# a BPF ring of 1 MiB: the tree is frozen at 512 KiB, and stopped with SIGSTOP at 768 KiB,
+# which leaves the freezer some 8000 events' time, however busy the machine
+RINGS=(--backend bpf --call-graph no --ring-size events=1M --poll-interval 20)
 
 cgroup_of() { echo "$mnt$(sed -n 's/^0:://p' "/proc/$1/cgroup")/memtrack-$1"; }
+
+# A ring fills only when its poller falls behind, which an idle machine may
+# never see: memtrack's events poller is stalled (ptrace, that thread alone)
+# until what it must bring about holds, checked by the command given; -s SIG:
+# memtrack gets SIG then, before the poller goes on.
+stall_poller() {
+	local opts=() pid
+	if [ "$1" = -s ]; then
+		opts=(-s "$2")
+		shift 2
+	fi
+	pid=$1
+	shift
+	"$WORKLOADS/stall_thread" "${opts[@]}" "$pid" mt-poll-events "$@"
+}
+
+# true while memtrack (or its cgroup's tree) is frozen by memtrack
+frozen_by() { echo "grep -qx 1 $(cgroup_of "$1")/cgroup.freeze"; }
+
+# a process of watch_stops stopped after it ran (one write(2) done): held by
+# back-pressure, not by the hold at its fork
+# shellcheck disable=SC2016 # expanded by the inner shell
+STOPPED_AFTER_RUNNING=(sh -c 'for p in $(pgrep -f "^$1"); do
+	[ "$(sed -n "s/^syscw: //p" "/proc/$p/io")" -ge 1 ] 2>/dev/null &&
+		grep -q "^State:.*stopped" "/proc/$p/status" && exit 0
+	done; exit 1' sh "$WORKLOADS/watch_stops")
 
 test_parent_sees_no_stop() {
 	local rc=0 rows
 	"$MEMTRACK" track -q -v -o "$tmp" "${RINGS[@]}" --stats "$tmp/s.jsonl" \
-		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" 2>"$tmp/err" || rc=$?
+		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" 2>"$tmp/err" &
+	mt=$!
+	# shellcheck disable=SC2046 # a command line
+	expect_eq "freezer: a stalled poller has the tree frozen" 0 \
+		"$(stall_poller "$mt" $(frozen_by "$mt") 2>&1; echo $?)"
+	wait "$mt" || rc=$?
+	mt=
 	expect_eq "freezer: the run ends well" 0 "$rc"
 	# moving a process into a cgroup costs an RCU grace period (11 ms here)
 	expect_eq "freezer: the command starts in its cgroup, not moved there" 1 \
@@ -50,28 +78,18 @@ test_parent_sees_no_stop() {
 test_stops_without_freezer() {
 	local stops
 	rm -f "$tmp"/*.msgpack
-	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" "${STOP_RING[@]}" --no-freezer \
-		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out"
+	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" --no-freezer \
+		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" &
+	mt=$!
+	expect_eq "--no-freezer: a stalled poller has the child stopped" 0 \
+		"$(stall_poller "$mt" "${STOPPED_AFTER_RUNNING[@]}" 2>&1; echo $?)"
+	wait "$mt" || fail "--no-freezer: the run ends well" "exit $?"
+	mt=
 	stops=$(sed -n 's/^stops //p' "$tmp/out")
 	expect_eq "--no-freezer: the parent sees memtrack's stops" yes \
 		"$([ "$stops" -gt 0 ] && echo yes || echo "no ($stops)")"
 	expect_eq "--no-freezer: the child's 50000 malloc(2222)" 50000 \
 		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 2222)"
-}
-
-frozen() { [ "$(cat "$1/cgroup.freeze" 2>/dev/null)" = 1 ]; }
-
-# stops memtrack while its tree is frozen: true once caught so
-catch_frozen() {
-	local cg
-	cg=$(cgroup_of "$mt")
-	for _ in $(seq 2000); do
-		kill -STOP "$mt"
-		frozen "$cg" && return 0
-		kill -CONT "$mt"
-		sleep 0.005
-	done
-	return 1
 }
 
 # memtrack killed while the tree is frozen: the guardian thaws it, it runs to its end
@@ -81,14 +99,10 @@ test_killed_while_frozen() {
 	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" \
 		-- sh -c "$WORKLOADS/watch_stops 2000000 > $tmp/done" &
 	mt=$!
-	wait_for 30 test -d "$(cgroup_of "$mt")"
 	cg=$(cgroup_of "$mt")
-	if ! catch_frozen; then
-		fail "killed: memtrack stopped while its tree is frozen" "never caught frozen"
-		return
-	fi
-	pass "killed: memtrack stopped while its tree is frozen"
-	kill -9 "$mt"
+	# shellcheck disable=SC2046 # a command line
+	expect_eq "killed: memtrack killed while its tree is frozen" 0 \
+		"$(stall_poller -s 9 "$mt" $(frozen_by "$mt") 2>&1; echo $?)"
 	wait "$mt" 2>/dev/null || true
 	mt=
 	if wait_for 60 test -s "$tmp/done"; then
@@ -102,12 +116,13 @@ test_killed_while_frozen() {
 		"$([ -d "$cg" ] && echo yes || echo no)"
 }
 
-# in a mount namespace of its own without the cgroup2 mount (and $1, unmounted too)
+# in a mount namespace of its own without the cgroup2 mount (and $1, unmounted too);
+# it execs, so that a subshell it runs in becomes memtrack: ( track_without_cgroup2 ... )
 track_without_cgroup2() {
 	local also=$1
 	shift
 	# shellcheck disable=SC2016 # expanded by the inner shell
-	unshare -m sh -c 'umount "$1" && { [ -z "$2" ] || umount "$2"; } && shift 2 && exec "$@"' \
+	exec unshare -m sh -c 'umount "$1" && { [ -z "$2" ] || umount "$2"; } && shift 2 && exec "$@"' \
 		sh "$mnt" "$also" "$MEMTRACK" track -q -v -o "$tmp" "${RINGS[@]}" "$@"
 }
 
@@ -119,7 +134,7 @@ test_v1_freezer() {
 		return
 	fi
 	rm -f "$tmp"/*.msgpack
-	track_without_cgroup2 "" -- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" 2>"$tmp/err"
+	(track_without_cgroup2 "" -- "$WORKLOADS/watch_stops" 50000) >"$tmp/out" 2>"$tmp/err"
 	expect_eq "v1 freezer: used without cgroup2, the command moved there" 1 \
 		"$(grep -c "^back-pressure freezes cgroup v1 freezer $v1/.*memtrack-[0-9]*, where the command was moved$" "$tmp/err")"
 	expect_eq "v1 freezer: the parent's wait() told of no stop" "stops 0" "$(cat "$tmp/out")"
@@ -131,8 +146,12 @@ test_no_cgroup() {
 	local v1 stops
 	v1=$(findmnt -n -t cgroup -o TARGET,OPTIONS | awk '$2 ~ /(^|,)freezer(,|$)/ { print $1; exit }')
 	rm -f "$tmp"/*.msgpack
-	track_without_cgroup2 "$v1" "${STOP_RING[@]}" -- "$WORKLOADS/watch_stops" 50000 \
-		>"$tmp/out" 2>"$tmp/err"
+	(track_without_cgroup2 "$v1" -- "$WORKLOADS/watch_stops" 50000) >"$tmp/out" 2>"$tmp/err" &
+	mt=$!
+	expect_eq "no cgroup: a stalled poller has the child stopped" 0 \
+		"$(stall_poller "$mt" "${STOPPED_AFTER_RUNNING[@]}" 2>&1; echo $?)"
+	wait "$mt" || fail "no cgroup: the run ends well" "exit $?"
+	mt=
 	expect_eq "no cgroup: -v says so, and that parents see the stops" 1 \
 		"$(grep -c "^no cgroup freezer (cgroup2: not mounted; cgroup v1 freezer: not mounted): back-pressure on BPF rings stops processes with SIGSTOP, which their parents can see$" "$tmp/err")"
 	stops=$(sed -n 's/^stops //p' "$tmp/out")

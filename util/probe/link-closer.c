@@ -20,6 +20,7 @@ static void *closer_main(void *arg)
 {
 	struct link_closer *c = arg;
 
+	name_thread("close-links");
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		while (!c->n && !c->stopping)

@@ -362,6 +362,7 @@ static void *worker_main(void *arg)
 	struct window *w;
 	uint64_t wait_ns;
 
+	name_thread("encode");
 	while ((w = take_filled(wk->enc, &wait_ns)))
 		encode_window(wk, w, wait_ns);
 	return NULL;

@@ -48,18 +48,20 @@ static bool all_drained(const struct freeze_watch *w)
 
 static void thaw(struct freeze_watch *w)
 {
+	int trigger = w->trigger, n, i;
 	uint64_t since;
-	int n, i;
 
 	since = freezer__release(w->freezer, 0, w->pids, MT_MAX_STOPPED, &n);
 	if (!since)
 		return;
+	w->trigger = -1;
+	/* a tree that ended while frozen paused no one: as a poller's release of no pid */
+	if (!n)
+		return;
 	for (i = 0; i < n; i++)
 		w->rows[i] = (struct stopped_pid){ .pid = w->pids[i], .stopped_at = since };
-	if (n)
-		pstats__pressure(w->stats, w->rings[w->trigger].ring->name, now_ns(), w->rows, n);
+	pstats__pressure(w->stats, w->rings[trigger].ring->name, now_ns(), w->rows, n);
 	atomic_fetch_add(&w->episodes, 1);
-	w->trigger = -1;
 }
 
 static void look(struct freeze_watch *w)
@@ -84,6 +86,7 @@ static void *watch_main(void *arg)
 	struct epoll_event ev[MT_RING_MAX + 1];
 	uint64_t v;
 
+	name_thread("freeze-watch");
 	while (!atomic_load(&w->stopping)) {
 		int n = epoll_wait(w->epoll_fd, ev, MT_RING_MAX + 1,
 				   w->trigger >= 0 ? FROZEN_POLL_MS : IDLE_POLL_MS), i;

@@ -81,6 +81,7 @@ static void *poller_main(void *arg)
 	struct epoll_event ev[16];
 	uint64_t v;
 
+	name_thread("poll-%s", p->ring.name);
 	while (!atomic_load(&p->stopping)) {
 		int n = epoll_wait(p->epoll_fd, ev, ARRAY_SIZE(ev), sleep_ms(p)), i;
 

@@ -322,6 +322,7 @@ static void *resolver_main(void *arg)
 	struct mt_stack_record *batch = malloc(BATCH_MAX * sizeof(*batch));
 	unsigned int n;
 
+	name_thread("resolve");
 	if (!batch)
 		return NULL;
 	for (;;) {

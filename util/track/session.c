@@ -414,6 +414,7 @@ static void *backlog_sampler(void *arg)
 	struct track_session *s = arg;
 	struct timespec ts = { .tv_nsec = BACKLOG_PERIOD_NS };
 
+	name_thread("sample");
 	while (atomic_load(&s->sampling)) {
 		pstats__backlog(s->stats, encoder__events_in(s->enc),
 				encoder__events_out(s->enc));

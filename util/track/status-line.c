@@ -139,6 +139,7 @@ static void *status_thread(void *arg)
 	struct timespec ts;
 	uint64_t next;
 
+	name_thread("status");
 	pthread_mutex_lock(&sl->lock);
 	while (!sl->stop) {
 		next = now_ns() + REDRAW_NS;
