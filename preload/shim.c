@@ -38,7 +38,6 @@
 
 #define INERT_EPOCH		(~0ULL)
 #define UNSET_EPOCH		(~0ULL - 1)	/* a thread's, until it joins: no process's */
-#define REPLY_TIMEOUT_S		30
 #define WAIT_SLICE_NS		(100 * 1000 * 1000)
 #define DEFAULT_RING_SIZE	(1U << 20)
 #define RING_SIZE_MAX		(1ULL << 30)
@@ -302,7 +301,6 @@ static int move_high(int fd)
 static int connect_to_memtrack(void)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
 	int fd;
 
 	if (sock_name_len < 0)
@@ -314,7 +312,6 @@ static int connect_to_memtrack(void)
 	if (fd < 0)
 		return -1;
 	fd = move_high(fd);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&addr,
 		    offsetof(struct sockaddr_un, sun_path) + 1 + sock_name_len)) {
 		close(fd);
@@ -331,9 +328,9 @@ static char receive_reply(int sock, int *ctl_fd)
 
 	*ctl_fd = -1;
 	/*
-	 * With a receive timeout, a stop and continue of the process (job
-	 * control, a debugger) ends the wait with EINTR, not a restart:
-	 * recv_fds() waits again.
+	 * However long memtrack takes, as a full ring does: a process that gave
+	 * up would run on untracked with memtrack counting it as served.  If
+	 * memtrack is gone, its end is closed, and the read ends as a refusal.
 	 */
 	if (recv_fds(sock, &byte, 1, ctl_fd, 1, &nfds) != 1)
 		return SHIM_REJECT;

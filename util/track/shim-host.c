@@ -456,8 +456,14 @@ static bool on_hello(struct shim_host *h, int fd, const struct shim_hello *m, si
 	/* a hello from the main thread of memtrack's namespace, the common case, costs nothing */
 	c->own_pid = m->tid == (uint32_t)c->pid ? 0 : own_pid_of(h, c->pid);
 	accept = h->ops.decide(h->ops.ctx, c->pid, m->flags);
-	if (send_reply(h, fd, accept) || !accept) {
-		h->st.refused += !accept;
+	if (send_reply(h, fd, accept)) {
+		/* the process is gone: a shim waits for its answer as long as memtrack lives */
+		if (accept && h->ops.closed)
+			h->ops.closed(h->ops.ctx, c->pid);
+		return false;
+	}
+	if (!accept) {
+		h->st.refused++;
 		return false;
 	}
 	h->st.accepted++;

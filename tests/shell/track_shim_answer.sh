@@ -1,0 +1,86 @@
+#!/bin/bash
+# track: a process waits in its shim's hello for as long as memtrack takes to answer, and no
+# longer than memtrack lives
+# timeout: 180
+set -e
+. "$(dirname "$0")/lib/common.sh"
+skip_if_no_bpf
+
+tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
+
+SYS_RECVMSG=47	# x86_64
+
+# malloc_free twice: the first exec is held and teaches memtrack the executable; the second,
+# once a line comes through the fifo $tmp/go, runs on unheld to its shim's hello.  Nothing else
+# is exec'd in between: a first sleep or touch would be held at its exec with memtrack stopped.
+start_two_runs() {
+	rm -f "$tmp/first" "$tmp/go" "$tmp/done"
+	mkfifo "$tmp/go"
+	"$MEMTRACK" track -q -o "$tmp/$1" --backend preload -- sh -c "
+		$WORKLOADS/malloc_free >/dev/null
+		: >$tmp/first
+		read -r _ <$tmp/go
+		$WORKLOADS/malloc_free >$tmp/second.out; echo \$? >$tmp/done" \
+		>"$tmp/track.out" 2>"$tmp/track.err" &
+	mt=$!
+	wait_for 60 test -e "$tmp/first"
+}
+
+# the second malloc_free, blocked reading memtrack's answer
+in_hello() {
+	local sh pid
+
+	sh=$(pgrep -P "$mt" -x sh) || return 1
+	pid=$(pgrep -P "$sh" -x malloc_free) || return 1
+	[ "$(cut -d' ' -f1 "/proc/$pid/syscall" 2>/dev/null)" = "$SYS_RECVMSG" ]
+}
+
+# before: the shim gave up after 30 s and ran on untracked, and memtrack, answering later,
+# counted the process as served: 100 malloc lost, exit status 0, nothing said
+test_memtrack_slow() {
+	local rc=0 art
+
+	start_two_runs slow
+	kill -STOP "$mt"
+	echo go >"$tmp/go"
+	if ! wait_for 30 in_hello; then
+		kill -CONT "$mt"
+		fail "slow answer: the second malloc_free waits in its hello" "not seen in recvmsg"
+		return
+	fi
+	sleep 31
+	expect_eq "slow answer: still waiting after 31 s" yes "$(in_hello && echo yes || echo no)"
+	kill -CONT "$mt"
+	wait "$mt" || rc=$?
+	expect_eq "slow answer: the run ends well" 0 "$rc"
+	art=$(ls "$tmp"/slow/*.msgpack)
+	report_json "$art" "$tmp/r.json"
+	expect_eq "slow answer: 200 Malloc of two malloc_free" 200 \
+		"$(jq '[.processes[] | select(.comm == "malloc_free") | .counts.Malloc] | add' "$tmp/r.json")"
+	expect_eq "slow answer: 120 Free" 120 \
+		"$(jq '[.processes[] | select(.comm == "malloc_free") | .counts.Free] | add' "$tmp/r.json")"
+	expect_eq "slow answer: both by the shim" "preload preload" \
+		"$(jq -r '[.processes[] | select(.comm == "malloc_free") | .backend] | join(" ")' "$tmp/r.json")"
+}
+
+# memtrack gone while a process waits for its answer: the process runs on, untracked, its
+# output and exit status its own
+test_memtrack_killed() {
+	start_two_runs killed
+	kill -STOP "$mt"
+	echo go >"$tmp/go"
+	if ! wait_for 30 in_hello; then
+		kill -CONT "$mt"
+		fail "killed: the second malloc_free waits in its hello" "not seen in recvmsg"
+		return
+	fi
+	kill -KILL "$mt"
+	wait "$mt" 2>/dev/null || true
+	wait_for 30 test -s "$tmp/done" || true
+	expect_eq "killed: the waiting process ran to its end" 0 "$(cat "$tmp/done" 2>/dev/null)"
+	expect_eq "killed: its output" "$("$WORKLOADS/malloc_free")" "$(cat "$tmp/second.out")"
+}
+
+test_memtrack_slow
+test_memtrack_killed
+finish
