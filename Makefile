@@ -72,13 +72,14 @@ UNIT_BINS := $(patsubst %.c,$(OUTPUT)/%,$(UNIT_SRCS))
 # alloc_loop.c is built once per allocator; libdl_alloc.c, libpreload_mark.c and libstack_*.c
 # are libraries
 WORKLOAD_SRCS := $(filter-out %/alloc_loop.c %/libdl_alloc.c tests/workloads/libstack_%.c \
-	%/libreallocarray.c %/reallocarray_lib.c %/asan_alloc.c %/libpreload_mark.c,\
+	%/libreallocarray.c %/reallocarray_lib.c %/asan_alloc.c %/libpreload_mark.c %/libforward.c,\
 	$(wildcard tests/workloads/*.c))
 ALLOC_LOOPS := glibc jemalloc jemalloc_static mimalloc tcmalloc tcmalloc_static
 WORKLOADS := $(patsubst %.c,%,$(WORKLOAD_SRCS)) tests/workloads/cxx_new_delete \
 	tests/workloads/cxx_inline tests/workloads/cxx_own_new tests/workloads/cxx_bad_alloc \
 	tests/workloads/libreallocarray.so tests/workloads/reallocarray_lib tests/workloads/asan_alloc \
-	tests/workloads/libdl_alloc.so tests/workloads/libpreload_mark.so tests/workloads/libstack_mid.so \
+	tests/workloads/libdl_alloc.so tests/workloads/libpreload_mark.so tests/workloads/libforward.so \
+	tests/workloads/libstack_mid.so \
 	tests/workloads/libstack_alloc.so tests/workloads/libstack_alloc_nofp.so \
 	tests/workloads/stack_alloc_nofp \
 	$(addprefix tests/workloads/alloc_loop_,$(ALLOC_LOOPS))
@@ -217,6 +218,10 @@ tests/workloads/libdl_alloc.so: tests/workloads/libdl_alloc.c
 tests/workloads/libpreload_mark.so: tests/workloads/libpreload_mark.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
+# a user's LD_PRELOAD library that forwards malloc and free to libc's, for track_forwarder
+tests/workloads/libforward.so: tests/workloads/libforward.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $< -ldl
 # stack_*: known call stacks (frame pointers, real calls, a library of their own)
 STACK_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wall
 tests/workloads/libstack_%.so: tests/workloads/libstack_%.c

@@ -121,6 +121,25 @@ static void test_returns(void)
 	CHECK(alloc_code__returns(two, BASE, sizeof(two), rets, 1) == -1, "more rets than room");
 }
 
+/* a free that forwards to the next one found with dlsym jumps or calls through a pointer */
+static void test_through_pointer(void)
+{
+	/* mov 0x10(%rip),%rax; jmp *%rax */
+	const uint8_t reg[] = { 0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xff, 0xe0 };
+	/* call *0x10(%rip); ret */
+	const uint8_t mem[] = { 0xff, 0x15, 0x10, 0x00, 0x00, 0x00, 0xc3 };
+	/* push %rbx; call .+0x100; pop %rbx; ret: a direct call only */
+	const uint8_t direct[] = { 0x53, 0xe8, 0x00, 0x01, 0x00, 0x00, 0x5b, 0xc3 };
+	/* mov $0xe0ff,%eax; ret: the bytes of jmp *%rax inside an immediate */
+	const uint8_t hidden[] = { 0xb8, 0xff, 0xe0, 0x00, 0x00, 0xc3 };
+
+	CHECK(alloc_code__calls_through_pointer(reg, BASE, sizeof(reg)), "jmp *%%rax");
+	CHECK(alloc_code__calls_through_pointer(mem, BASE, sizeof(mem)), "call *disp(%%rip)");
+	CHECK(!alloc_code__calls_through_pointer(direct, BASE, sizeof(direct)), "call rel32");
+	CHECK(!alloc_code__calls_through_pointer(hidden, BASE, sizeof(hidden)),
+	      "jmp *%%rax's bytes in an immediate");
+}
+
 int main(void)
 {
 	test_call_rel32();
@@ -130,5 +149,6 @@ int main(void)
 	test_cut_at_end();
 	test_own_allocator();
 	test_returns();
+	test_through_pointer();
 	return test_done("alloc-code");
 }

@@ -319,6 +319,53 @@ static void find_aliases(struct alloc_code *ac)
 	}
 }
 
+bool alloc_code__calls_through_pointer(const uint8_t *code, uint64_t vaddr, uint64_t size)
+{
+	uint64_t addr = vaddr;
+	size_t left = size;
+	bool found = false;
+	cs_insn *insn;
+	csh h;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return false;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs_malloc(h);
+	while (insn && !found && left && cs_disasm_iter(h, &code, &left, &addr, insn)) {
+		const cs_x86 *x = &insn->detail->x86;
+
+		found = (cs_insn_group(h, insn, CS_GRP_CALL) || cs_insn_group(h, insn, CS_GRP_JUMP)) &&
+			x->op_count == 1 && x->operands[0].type != X86_OP_IMM;
+	}
+	if (insn)
+		cs_free(insn, 1);
+	cs_close(&h);
+	return found;
+}
+
+/*
+ * A free that calls through a pointer may be a forwarder's (a library that
+ * defines free and calls the next one, found with dlsym): it counts as
+ * calling another probed free, so that the inner call is nested in it.
+ */
+static void find_forwarding_frees(Elf *elf, struct alloc_code *ac)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_alloc_symbols; i++) {
+		struct alloc_fn *fn = &ac->fns[i];
+		const uint8_t *code;
+		uint64_t len;
+
+		if (alloc_symbols[i].shape != MT_SHAPE_FREE || !fn->offset || !fn->size ||
+		    (fn->flags & ALLOC_FN_WRAPS_PROBED) || !(code = code_at(elf, fn->vaddr, &len)) ||
+		    len < fn->size)
+			continue;
+		if (alloc_code__calls_through_pointer(code, fn->vaddr, fn->size))
+			fn->flags |= ALLOC_FN_WRAPS_PROBED;
+	}
+}
+
 static void read_code(Elf *elf, struct alloc_code *ac)
 {
 	struct targets *ts = calloc(1, sizeof(*ts));
@@ -332,6 +379,7 @@ static void read_code(Elf *elf, struct alloc_code *ac)
 		if (ac->fns[i].offset)
 			targets__add(ts, ac->fns[i].vaddr, i, false, false);
 	classify(elf, ac, ts);
+	find_forwarding_frees(elf, ac);
 	free(ts);
 }
 

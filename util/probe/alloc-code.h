@@ -70,6 +70,13 @@ struct alloc_code {
 int alloc_code__returns(const uint8_t *code, uint64_t vaddr, uint64_t size, uint64_t *rets,
 			int max);
 
+/*
+ * Whether the function at vaddr (size bytes of code, decoded) calls or
+ * jumps through a register or memory: to code that the calls found by
+ * alloc_code__calls() do not show.
+ */
+bool alloc_code__calls_through_pointer(const uint8_t *code, uint64_t vaddr, uint64_t size);
+
 /* reads path; the number of allocator functions it defines, or -errno */
 int alloc_code__read(const char *path, struct alloc_code *ac);
 

@@ -135,6 +135,8 @@ static uint64_t cookie_of(const struct alloc_code *ac, unsigned int i, uint64_t 
 
 	if (cookie == MT_SHAPE_FREE_WRAPPER && ac->code_read && !(fn->flags & ALLOC_FN_WRAPS_PROBED))
 		cookie = MT_SHAPE_FREE;
+	else if (cookie == MT_SHAPE_FREE && (fn->flags & ALLOC_FN_WRAPS_PROBED))
+		cookie = MT_SHAPE_FREE_WRAPPER;	/* a forwarder's: the free it calls is nested */
 	*ret = alloc_shape__has_return(cookie);
 	*rets = false;
 	if (is_foreign(ac, i))
