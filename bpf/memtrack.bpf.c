@@ -28,6 +28,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SEND_SIG_PRIV	1
 #define MAX_ERRNO	4095
 #define PROT_EXEC	0x4
+#define MAP_ANONYMOUS	0x20
 #define STACK_END_SLACK	64	/* bytes copied above a thread's outermost frame */
 #define MAX_PID_NS_LEVEL	32	/* the kernel's */
 
@@ -44,6 +45,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SYSCALL_ARG1	di
 #define SYSCALL_ARG2	si
 #define SYSCALL_ARG3	dx
+#define SYSCALL_ARG4	r10
+#define SYSCALL_ARG5	r8
+#define SYSCALL_ARG6	r9
 #define SYSCALL_IP	ip
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_brk		214
@@ -58,6 +62,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define SYSCALL_ARG1	orig_x0
 #define SYSCALL_ARG2	regs[1]
 #define SYSCALL_ARG3	regs[2]
+#define SYSCALL_ARG4	regs[3]
+#define SYSCALL_ARG5	regs[4]
+#define SYSCALL_ARG6	regs[5]
 #define SYSCALL_IP	pc
 #else
 #error "syscall numbers for this architecture are missing"
@@ -214,13 +221,17 @@ struct {
 	__type(value, __u8);
 } roots_ok SEC(".maps");
 
-/* tracked processes whose image has mapped the preload shim */
+struct code_range {
+	__u64 start, end;
+};
+
+/* tracked processes whose image has mapped the preload shim: where its code is */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);	/* tgid */
-	__type(value, __u8);
+	__type(value, struct code_range);
 } shim_mapped SEC(".maps");
 
 /* 0: tracked processes run whatever code they map, unprobed */
@@ -371,6 +382,14 @@ static __always_inline __u8 mode_bits_of(__u32 tgid)
 static __always_inline __u8 mode_of(__u32 tgid)
 {
 	return mode_bits_of(tgid) & ~MT_MODE_LINKED;
+}
+
+/* the process is to be served by its shim: not BPF's, not decided yet at a held exec */
+static __always_inline bool shim_chosen(__u32 tgid)
+{
+	__u8 mode = mode_of(tgid);
+
+	return mode == MT_MODE_PENDING || mode == MT_MODE_PRELOAD;
 }
 
 static __always_inline void count_drop(__u32 ring)
@@ -1003,6 +1022,44 @@ static __always_inline bool is_memory_syscall(long nr)
 /* a syscall's argument from the pt_regs the tracepoint passes */
 #define syscall_arg(regs, reg)	kernel_read(__u64, regs, offsetof(struct pt_regs, reg))
 
+/* the file open on fd in the current process, NULL if none */
+static __always_inline void *file_of_fd(__u64 fd)
+{
+	void *files = kernel_ptr(bpf_get_current_task(), koff.task_files);
+	void *fdt = kernel_ptr(files, koff.files_fdt);
+
+	if (!fdt || fd >= kernel_u32(fdt, koff.fdt_max_fds))
+		return NULL;
+	return kernel_ptr(kernel_ptr(fdt, koff.fdt_fd), fd * sizeof(void *));
+}
+
+/*
+ * The code mapping an mmap just made, from its arguments and the file its
+ * fd names: no mmap lock, which bpf_find_vma() only tries for (it fails
+ * while any uprobe is being attached to a file the process maps: the
+ * attach write-locks every such process's mm).  False: no file there.
+ */
+static __always_inline bool code_map_of_mmap(struct pt_regs *regs, __u64 addr, __u64 len,
+					     struct mt_code_map *m)
+{
+	__u64 flags = syscall_arg(regs, SYSCALL_ARG4);
+	struct mt_file_id id = {};
+	void *f;
+
+	m->start = addr;
+	m->end = addr + ((len + 4095) & ~4095ULL);
+	m->pgoff = syscall_arg(regs, SYSCALL_ARG6);
+	if (flags & MAP_ANONYMOUS)
+		return true;	/* no file: dev and ino 0 */
+	f = file_of_fd(syscall_arg(regs, SYSCALL_ARG5));
+	if (!f)
+		return false;
+	file_id_of(f, &id);
+	m->dev = id.dev;
+	m->ino = id.ino;
+	return id.ino != 0;
+}
+
 static __always_inline bool is_shim_file(const struct mt_file_id *id)
 {
 	return shim_file.ino && id->ino == shim_file.ino && id->dev == shim_file.dev;
@@ -1019,16 +1076,32 @@ static long vma_in_shim(struct task_struct *task, struct vm_area_struct *vma, vo
 	return 0;
 }
 
-/* a mapping call made by the shim's own code (preload/sys.c) */
+/*
+ * A mapping call made by the shim's own code (preload/sys.c): by where its
+ * code was mapped, else by the mapping of the caller's address, which
+ * bpf_find_vma() fails to look at while the mmap lock is contended.
+ */
 static __always_inline bool called_by_shim(struct pt_regs *regs, long nr)
 {
+	__u32 tgid = current_pid_tgid() >> 32;
+	__u64 ip = syscall_arg(regs, SYSCALL_IP);
+	struct code_range *text;
 	bool shim = false;
 
 	if (!shim_file.ino || nr == NR_brk)
 		return false;
-	bpf_find_vma(bpf_get_current_task_btf(), syscall_arg(regs, SYSCALL_IP), vma_in_shim,
-		     &shim, 0);
+	text = bpf_map_lookup_elem(&shim_mapped, &tgid);
+	if (text && text->end)
+		return ip >= text->start && ip < text->end;
+	bpf_find_vma(bpf_get_current_task_btf(), ip, vma_in_shim, &shim, 0);
 	return shim;
+}
+
+/* the mapping by which a shim says it cannot reach memtrack, and its unmapping */
+static __always_inline bool is_unreached_mark(long nr, const __u64 *args)
+{
+	return (nr == NR_mmap && args[1] == MT_SHIM_UNREACHED_LEN && args[2] == 0) ||
+	       (nr == NR_munmap && args[1] == MT_SHIM_UNREACHED_LEN);
 }
 
 static __always_inline bool is_fork_syscall(long nr)
@@ -1065,11 +1138,22 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	if (ret == 0 && is_fork_syscall(nr))
 		hold_new_child();
 	if (!is_memory_syscall(nr) || !is_tracked(current_pid_tgid() >> 32) ||
-	    (unsigned long)ret >= (unsigned long)-MAX_ERRNO || called_by_shim(regs, nr))
+	    (unsigned long)ret >= (unsigned long)-MAX_ERRNO)
 		return 0;
 	args[0] = syscall_arg(regs, SYSCALL_ARG1);
 	args[1] = syscall_arg(regs, SYSCALL_ARG2);
 	args[2] = syscall_arg(regs, SYSCALL_ARG3);
+	/*
+	 * Known by its length, not by called_by_shim(), which fails while the
+	 * mmap lock is contended: probes, before its first allocator call
+	 */
+	if (is_unreached_mark(nr, args)) {
+		if (nr == NR_mmap && shim_chosen(current_pid_tgid() >> 32))
+			stop_for_attach(NULL, true, MT_NEW_CODE_UNREACHED, NULL);
+		return 0;
+	}
+	if (called_by_shim(regs, nr))
+		return 0;
 
 	switch (nr) {
 	case NR_mmap:
@@ -1080,15 +1164,16 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 			__u32 tgid = current_pid_tgid() >> 32;
 			bool unknown, served;
 
-			/* it fails when another thread holds the mmap lock: look anyway */
-			unknown = bpf_find_vma(bpf_get_current_task_btf(), ret, vma_code_map,
+			/* find_vma's fails while the mmap lock is contended: look anyway */
+			unknown = !code_map_of_mmap(regs, ret, args[1], &map) &&
+				  bpf_find_vma(bpf_get_current_task_btf(), ret, vma_code_map,
 					       &map, 0) != 0;
 			file.dev = map.dev;
 			file.ino = map.ino;
 			if (is_shim_file(&file)) {
-				__u8 one = 1;
+				struct code_range text = { map.start, map.end };
 
-				bpf_map_update_elem(&shim_mapped, &tgid, &one, BPF_ANY);
+				bpf_map_update_elem(&shim_mapped, &tgid, &text, BPF_ANY);
 				break;
 			}
 			if (!file.ino && !unknown)
@@ -1126,6 +1211,7 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 {
 	__u32 ptgid = task_nr(parent, true);
 	__u32 ctgid = task_nr(child, true);
+	struct code_range *shim_text;
 	struct mt_proc_event *e;
 	__u8 mode;
 
@@ -1136,6 +1222,9 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 		return 0;
 	/* with MT_MODE_LINKED: the child stops for its own probes as it first runs */
 	bpf_map_update_elem(&tracked, &ctgid, &mode, BPF_ANY);
+	shim_text = bpf_map_lookup_elem(&shim_mapped, &ptgid);
+	if (shim_text)
+		bpf_map_update_elem(&shim_mapped, &ctgid, shim_text, BPF_ANY);
 	if (call_graph == MT_CALL_GRAPH_DWARF) {
 		/* the child's stack is a copy of the forking thread's: so is its end */
 		__u32 ptid = task_nr(parent, false);

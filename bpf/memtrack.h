@@ -53,6 +53,15 @@ enum mt_kind {
 #define MT_NEW_CODE_EXEC	1
 #define MT_NEW_CODE_MMAP	2
 #define MT_NEW_CODE_FORK	3	/* a child of a process with probes, before it runs */
+#define MT_NEW_CODE_UNREACHED	4	/* its shim cannot reach memtrack: BPF takes it */
+
+/*
+ * The length of the mapping (PROT_NONE, unmapped at once) by which a shim
+ * that cannot reach memtrack's socket says so: a network namespace of its
+ * own hides the socket's abstract name, an environment rebuilt may have
+ * lost it.  No other mapping of the shim's has this length.
+ */
+#define MT_SHIM_UNREACHED_LEN	0x16d7
 
 /* in an MT_EXEC's reason: BPF chose the shim for the new image, which runs on unheld */
 #define MT_EXEC_PENDING		1
@@ -266,6 +275,10 @@ struct mt_kernel_offsets {
 	__u32 pid_numbers;		/* struct upid [] */
 	__u32 upid_nr;			/* int */
 	__u32 upid_ns;			/* struct pid_namespace * */
+	__u32 task_files;		/* struct files_struct * */
+	__u32 files_fdt;		/* struct fdtable * */
+	__u32 fdt_max_fds;		/* unsigned int */
+	__u32 fdt_fd;			/* struct file ** */
 };
 
 /* per-ring reservation failures, indexed by ring */

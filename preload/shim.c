@@ -353,7 +353,12 @@ static const struct shim_control *map_control(int fd)
 
 extern uint32_t shim_hello_flags(void) SHIM_HIDDEN;
 
-/* a new connection, introduced: memtrack takes no ring on one that has not said hello */
+#define NOT_REACHED	(-2)
+
+/*
+ * A new connection, introduced: memtrack takes no ring on one that has not
+ * said hello.  -1: refused; NOT_REACHED: no memtrack to say it to.
+ */
 static int connect_and_hello(uint32_t tid, int *ctl_fd)
 {
 	struct shim_hello hello = {
@@ -364,7 +369,7 @@ static int connect_and_hello(uint32_t tid, int *ctl_fd)
 
 	*ctl_fd = -1;
 	if (sock < 0)
-		return -1;
+		return NOT_REACHED;
 	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
 	    receive_reply(sock, ctl_fd) != SHIM_ACCEPT) {
 		if (*ctl_fd >= 0)
@@ -375,23 +380,37 @@ static int connect_and_hello(uint32_t tid, int *ctl_fd)
 	return sock;
 }
 
-/* says hello; true when memtrack takes this process's records */
-static bool join_memtrack(struct shim_proc *p, uint32_t tid)
+/* says hello; 0 when memtrack takes this process's records, else -1 or NOT_REACHED */
+static int join_memtrack(struct shim_proc *p, uint32_t tid)
 {
 	int ctl_fd, sock = connect_and_hello(tid, &ctl_fd);
 
 	if (sock < 0)
-		return false;
+		return sock;
 	if (!(p->ctl = map_control(ctl_fd))) {
 		close(sock);
-		return false;
+		return -1;
 	}
 	p->sock = sock;
 	p->sock_ino = fd_ino(sock);
 	last_sock = sock;
 	last_sock_ino = p->sock_ino;
 	shim_call_graph = p->ctl->call_graph;
-	return true;
+	return 0;
+}
+
+/*
+ * To BPF, which sees the shim's mappings: a process memtrack tracks stops
+ * there until its probes are attached, and runs on traced by them.  Outside
+ * a run, a mapping made and unmapped.
+ */
+static void say_not_reached(void)
+{
+	void *m = shim_mmap(NULL, MT_SHIM_UNREACHED_LEN, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m != MAP_FAILED)
+		shim_munmap(m, MT_SHIM_UNREACHED_LEN);
 }
 
 static void go_inert(struct shim_proc *p)
@@ -402,17 +421,22 @@ static void go_inert(struct shim_proc *p)
 
 static void proc_init(struct shim_proc *p, uint32_t tid)
 {
+	int err;
+
 	lock(&p->lock);
 	if (p->state == PROC_NEW) {
 		/* a forked child holds its parent's connection: not ours to use */
 		if (last_sock >= 0 && fd_ino(last_sock) == last_sock_ino)
 			close(last_sock);
 		last_sock = -1;
-		if (join_memtrack(p, tid)) {
+		err = join_memtrack(p, tid);
+		if (!err) {
 			p->pid = getpid();
 			p->state = PROC_ACTIVE;
 			__atomic_store_n(&p->epoch, ++epochs, __ATOMIC_RELEASE);
 		} else {
+			if (err == NOT_REACHED)
+				say_not_reached();
 			go_inert(p);
 		}
 	}

@@ -58,7 +58,7 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	uni = btf__add_union(btf, NULL, 16);
 	btf__add_field(btf, "other", ty->i64, 0, 0);
 	btf__add_field(btf, NULL, inner, 0, 0);
-	btf__add_struct(btf, "task_struct", 104);
+	btf__add_struct(btf, "task_struct", 112);
 	btf__add_field(btf, "flags", ty->i32, 0, 3);		/* a bitfield: skipped */
 	btf__add_field(btf, "pid", ty->i32, 32, 0);
 	btf__add_field(btf, NULL, uni, 128, 0);			/* tgid: 16 + 8 */
@@ -71,6 +71,7 @@ static void add_task_struct(struct btf *btf, const struct types *ty, int tgid_si
 	btf__add_field(btf, "group_leader", ty->ptr, 640, 0);
 	btf__add_field(btf, "thread_pid", ty->ptr, 704, 0);
 	btf__add_field(btf, "fs", ty->ptr, 768, 0);
+	btf__add_field(btf, "files", ty->ptr, 832, 0);
 }
 
 /* struct pid ends in a flexible array of struct upid */
@@ -102,6 +103,12 @@ static void add_other_structs(struct btf *btf, const struct types *ty, bool with
 	path = btf__add_struct(btf, "path", 16);
 	btf__add_field(btf, "mnt", ty->ptr, 0, 0);
 	btf__add_field(btf, "dentry", ty->ptr, 64, 0);
+	btf__add_struct(btf, "files_struct", 32);
+	btf__add_field(btf, "count", ty->i32, 0, 0);
+	btf__add_field(btf, "fdt", ty->ptr, 192, 0);
+	btf__add_struct(btf, "fdtable", 16);
+	btf__add_field(btf, "max_fds", ty->i32, 0, 0);
+	btf__add_field(btf, "fd", ty->ptr, 64, 0);
 	btf__add_struct(btf, "fs_struct", 24);
 	btf__add_field(btf, "users", ty->i32, 0, 0);
 	btf__add_field(btf, "root", path, 64, 0);
@@ -176,6 +183,10 @@ static void test_offsets(void)
 	CHECK_U64(ko.pid_numbers, 32, "pid.numbers, a flexible array");
 	CHECK_U64(ko.upid_nr, 0, "upid.nr");
 	CHECK_U64(ko.upid_ns, 8, "upid.ns");
+	CHECK_U64(ko.task_files, 104, "task_struct.files");
+	CHECK_U64(ko.files_fdt, 24, "files_struct.fdt");
+	CHECK_U64(ko.fdt_max_fds, 0, "fdtable.max_fds");
+	CHECK_U64(ko.fdt_fd, 8, "fdtable.fd");
 	btf__free(btf);
 }
 

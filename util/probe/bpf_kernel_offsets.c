@@ -61,6 +61,10 @@ static const struct kernel_field fields[] = {
 	FIELD("pid", "numbers", 0, pid_numbers),	/* a flexible array */
 	FIELD("upid", "nr", 4, upid_nr),
 	FIELD("upid", "ns", 8, upid_ns),
+	FIELD("task_struct", "files", 8, task_files),
+	FIELD("files_struct", "fdt", 8, files_fdt),
+	FIELD("fdtable", "max_fds", 4, fdt_max_fds),
+	FIELD("fdtable", "fd", 8, fdt_fd),
 };
 
 /* vmlinux has a few struct names defined twice (14 on 6.18), none of ours yet */

@@ -562,6 +562,34 @@ void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 	t->nplinks = kept;
 }
 
+/*
+ * pid's links to all of a file's allocator functions go, those to its
+ * foreign ones stay: what the shim serves, BPF need not see.
+ */
+static void unlink_served(struct bpf_track *t, pid_t pid)
+{
+	size_t i, j, kept = 0;
+
+	for (i = 0; i < t->nplinks; i++) {
+		struct pid_link *l = &t->plinks[i];
+		struct mt_pid_file key = { .tgid = pid, .dev = l->file.dev, .ino = l->file.ino };
+
+		if (l->pid == pid) {
+			for (j = 2; j < LINK_FDS; j++) {
+				if (l->fds[j] >= 0)
+					link_closer__close(t->closer, l->fds[j]);
+				l->fds[j] = -1;
+			}
+			if (l->fds[0] < 0 && l->fds[1] < 0) {
+				bpf_map__delete_elem(t->skel->maps.pid_files, &key, sizeof(key), 0);
+				continue;
+			}
+		}
+		t->plinks[kept++] = *l;
+	}
+	t->nplinks = kept;
+}
+
 int bpf_track__exe_ok(struct bpf_track *t, const struct mt_exe_key *key)
 {
 	__u8 one = 1;
@@ -658,10 +686,16 @@ int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 
 	if (old == (int)mode)
 		return 0;	/* and MT_MODE_LINKED stays */
-	/* BPF's probes of libc are no use to the shim; foreign ones serve every mode */
-	if (old == MT_MODE_BPF)
-		bpf_track__unlink_process(t, pid);
-	else if (value_linked(t, pid))
+	/*
+	 * BPF's probes of libc are no use to the shim; foreign ones serve every
+	 * mode.  They go once the shim serves the process, not while it is
+	 * pending: one that comes back to BPF (its shim refused, or out of
+	 * memtrack's reach) would get new links while the old ones close, and a
+	 * call would run the entry probes of both and the return probe of one.
+	 */
+	if (mode == MT_MODE_PRELOAD)
+		unlink_served(t, pid);
+	if (value_linked(t, pid))
 		value |= MT_MODE_LINKED;
 	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
 				 sizeof(value), BPF_ANY))

@@ -272,6 +272,21 @@ static void exec_pending(struct track_session *s, const struct mt_proc_event *e)
 		symbolizer__exec(s->sym, e->pid);
 }
 
+/* stopped by BPF at its shim's word that memtrack's socket is out of its reach */
+static void shim_not_reached(struct track_session *s, const struct mt_proc_event *e)
+{
+	int mode = bpf_track__mode(s->bpf, e->pid);
+
+	if (mode == MT_MODE_PENDING || mode == MT_MODE_PRELOAD)
+		use_bpf(s, e->pid, "socket unreached",
+			"its preload shim cannot reach memtrack's socket (a network namespace "
+			"of its own, or MEMTRACK_SHIM gone from its environment)");
+	if (s->sym)
+		symbolizer__snapshot(s->sym, e->pid);
+	bpf_track__resume_attached(s->bpf, e->pid);
+	stop_mirror__resumed(s->mirror, e->pid, e->ts, now_ns());
+}
+
 /*
  * A tracked process exec'd or mapped code not seen before: choose its
  * backend, probe what needs it, note its mappings for the resolver (it may
@@ -281,6 +296,10 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 {
 	struct code_scan scan;
 
+	if (e->reason == MT_NEW_CODE_UNREACHED) {
+		shim_not_reached(s, e);
+		return;
+	}
 	if (e->reason == MT_NEW_CODE_EXEC) {
 		s->held_exec++;
 		choose_backend(s, e->pid);
