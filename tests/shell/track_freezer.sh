@@ -36,7 +36,21 @@ stall_poller() {
 	fi
 	pid=$1
 	shift
+	# stalled before its poller saw the command's exec, memtrack gives up on it in 10 s
+	wait_for 60 command_running "$pid" || echo "the command of memtrack $pid never ran" >&2
 	"$WORKLOADS/stall_thread" "${opts[@]}" "$pid" mt-poll-events "$@"
+}
+
+# memtrack's command is past its exec, which memtrack holds until its poller has seen it
+command_running() {
+	local child
+	for child in $(pgrep -P "$1"); do
+		case $(cat "/proc/$child/comm" 2>/dev/null) in
+		memtrack*|'') continue ;;
+		esac
+		grep -q "^State:.*stopped" "/proc/$child/status" 2>/dev/null || return 0
+	done
+	return 1
 }
 
 # true while memtrack (or its cgroup's tree) is frozen by memtrack
