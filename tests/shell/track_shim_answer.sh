@@ -6,7 +6,22 @@ set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
 
-tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
+tmp=$(mktemp -d)
+mt=
+# a memtrack left stopped would hold its tree forever: continued and killed, its shell let go
+end_run() {
+	[ -n "$mt" ] || return 0
+	kill -CONT "$mt" 2>/dev/null
+	kill -9 "$mt" 2>/dev/null
+	[ -p "$tmp/go" ] && timeout 5 sh -c "echo go >$tmp/go" 2>/dev/null
+	wait "$mt" 2>/dev/null
+	mt=
+}
+cleanup() {
+	end_run
+	remove_tmp_dir
+}
+trap cleanup EXIT TERM INT
 
 SYS_RECVMSG=47	# x86_64
 
@@ -44,14 +59,15 @@ test_memtrack_slow() {
 	kill -STOP "$mt"
 	echo go >"$tmp/go"
 	if ! wait_for 30 in_hello; then
-		kill -CONT "$mt"
 		fail "slow answer: the second malloc_free waits in its hello" "not seen in recvmsg"
+		end_run
 		return
 	fi
 	sleep 31
 	expect_eq "slow answer: still waiting after 31 s" yes "$(in_hello && echo yes || echo no)"
 	kill -CONT "$mt"
 	wait "$mt" || rc=$?
+	mt=
 	expect_eq "slow answer: the run ends well" 0 "$rc"
 	art=$(ls "$tmp"/slow/*.msgpack)
 	report_json "$art" "$tmp/r.json"
@@ -70,12 +86,13 @@ test_memtrack_killed() {
 	kill -STOP "$mt"
 	echo go >"$tmp/go"
 	if ! wait_for 30 in_hello; then
-		kill -CONT "$mt"
 		fail "killed: the second malloc_free waits in its hello" "not seen in recvmsg"
+		end_run
 		return
 	fi
 	kill -KILL "$mt"
 	wait "$mt" 2>/dev/null || true
+	mt=
 	wait_for 30 test -s "$tmp/done" || true
 	expect_eq "killed: the waiting process ran to its end" 0 "$(cat "$tmp/done" 2>/dev/null)"
 	expect_eq "killed: its output" "$("$WORKLOADS/malloc_free")" "$(cat "$tmp/second.out")"
