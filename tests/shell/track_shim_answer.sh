@@ -14,7 +14,7 @@ end_run() {
 	kill -CONT "$mt" 2>/dev/null
 	kill -9 "$mt" 2>/dev/null
 	[ -p "$tmp/go" ] && timeout 5 sh -c "echo go >$tmp/go" 2>/dev/null
-	wait "$mt" 2>/dev/null
+	wait "$mt" 2>/dev/null || true
 	mt=
 }
 cleanup() {
@@ -50,6 +50,16 @@ in_hello() {
 	[ "$(cut -d' ' -f1 "/proc/$pid/syscall" 2>/dev/null)" = "$SYS_RECVMSG" ]
 }
 
+# what the tree's processes are doing, for a failure's message
+tree_state() {
+	local p
+
+	for p in $(pgrep -P "$(pgrep -P "$mt" -x sh)") $(pgrep -P "$mt"); do
+		printf '%s ' "$(ps -o pid=,stat=,wchan=,comm= -p "$p")" \
+			"syscall $(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null);"
+	done
+}
+
 # before: the shim gave up after 30 s and ran on untracked, and memtrack, answering later,
 # counted the process as served: 100 malloc lost, exit status 0, nothing said
 test_memtrack_slow() {
@@ -59,7 +69,7 @@ test_memtrack_slow() {
 	kill -STOP "$mt"
 	echo go >"$tmp/go"
 	if ! wait_for 30 in_hello; then
-		fail "slow answer: the second malloc_free waits in its hello" "not seen in recvmsg"
+		fail "slow answer: the second malloc_free waits in its hello" "$(tree_state)"
 		end_run
 		return
 	fi
@@ -86,7 +96,7 @@ test_memtrack_killed() {
 	kill -STOP "$mt"
 	echo go >"$tmp/go"
 	if ! wait_for 30 in_hello; then
-		fail "killed: the second malloc_free waits in its hello" "not seen in recvmsg"
+		fail "killed: the second malloc_free waits in its hello" "$(tree_state)"
 		end_run
 		return
 	fi
