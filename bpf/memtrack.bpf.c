@@ -1164,7 +1164,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 			__u32 tgid = current_pid_tgid() >> 32;
 			bool unknown, served;
 
-			/* find_vma's fails while the mmap lock is contended: look anyway */
+			/* by its fd, else by its mapping: find_vma fails while the lock is contended */
 			unknown = !code_map_of_mmap(regs, ret, args[1], &map) &&
 				  bpf_find_vma(bpf_get_current_task_btf(), ret, vma_code_map,
 					       &map, 0) != 0;

@@ -319,27 +319,48 @@ static void find_aliases(struct alloc_code *ac)
 	}
 }
 
-bool alloc_code__calls_through_pointer(const uint8_t *code, uint64_t vaddr, uint64_t size)
+typedef bool (*insn_visitor)(csh h, const cs_insn *insn, void *ctx);
+
+/*
+ * The instructions of code (at vaddr, size bytes) decoded in turn, each
+ * given to visit until it returns true.  The bytes left undecoded (0: to
+ * the end), or -1 when the decoder cannot start.
+ */
+static long decode_each(const uint8_t *code, uint64_t vaddr, uint64_t size,
+			insn_visitor visit, void *ctx)
 {
 	uint64_t addr = vaddr;
 	size_t left = size;
-	bool found = false;
+	bool done = false;
 	cs_insn *insn;
 	csh h;
 
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		return false;
+		return -1;
 	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
 	insn = cs_malloc(h);
-	while (insn && !found && left && cs_disasm_iter(h, &code, &left, &addr, insn)) {
-		const cs_x86 *x = &insn->detail->x86;
-
-		found = (cs_insn_group(h, insn, CS_GRP_CALL) || cs_insn_group(h, insn, CS_GRP_JUMP)) &&
-			x->op_count == 1 && x->operands[0].type != X86_OP_IMM;
-	}
+	while (insn && !done && left && cs_disasm_iter(h, &code, &left, &addr, insn))
+		done = visit(h, insn, ctx);
 	if (insn)
 		cs_free(insn, 1);
 	cs_close(&h);
+	return left;
+}
+
+static bool is_call_through_pointer(csh h, const cs_insn *insn, void *ctx)
+{
+	const cs_x86 *x = &insn->detail->x86;
+
+	return *(bool *)ctx = (cs_insn_group(h, insn, CS_GRP_CALL) ||
+			       cs_insn_group(h, insn, CS_GRP_JUMP)) &&
+			      x->op_count == 1 && x->operands[0].type != X86_OP_IMM;
+}
+
+bool alloc_code__calls_through_pointer(const uint8_t *code, uint64_t vaddr, uint64_t size)
+{
+	bool found = false;
+
+	decode_each(code, vaddr, size, is_call_through_pointer, &found);
 	return found;
 }
 
@@ -383,40 +404,37 @@ static void read_code(Elf *elf, struct alloc_code *ac)
 	free(ts);
 }
 
+struct returns {
+	uint64_t vaddr, size, *rets;
+	int n, max;
+	bool out;	/* a way out that is not a return of its own, or more than max */
+};
+
+static bool note_return(csh h, const cs_insn *insn, void *ctx)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	struct returns *r = ctx;
+
+	if (cs_insn_group(h, insn, CS_GRP_RET)) {
+		r->out = r->n == r->max;
+		if (!r->out)
+			r->rets[r->n++] = insn->address;
+	} else if (cs_insn_group(h, insn, CS_GRP_JUMP)) {
+		/* a tail call, a cold part, a jump table */
+		r->out = x->op_count != 1 || x->operands[0].type != X86_OP_IMM ||
+			 (uint64_t)x->operands[0].imm < r->vaddr ||
+			 (uint64_t)x->operands[0].imm >= r->vaddr + r->size;
+	}
+	return r->out;
+}
+
 int alloc_code__returns(const uint8_t *code, uint64_t vaddr, uint64_t size, uint64_t *rets,
 			int max)
 {
-	uint64_t addr = vaddr;
-	size_t left = size;
-	bool out = false;
-	cs_insn *insn;
-	int n = 0;
-	csh h;
+	struct returns r = { .vaddr = vaddr, .size = size, .rets = rets, .max = max };
+	long left = decode_each(code, vaddr, size, note_return, &r);
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
-		return -1;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	insn = cs_malloc(h);
-	while (insn && !out && left && cs_disasm_iter(h, &code, &left, &addr, insn)) {
-		const cs_x86 *x = &insn->detail->x86;
-
-		if (cs_insn_group(h, insn, CS_GRP_RET)) {
-			out = n == max;
-			if (!out)
-				rets[n++] = insn->address;
-		} else if (cs_insn_group(h, insn, CS_GRP_JUMP)) {
-			/* a tail call, a cold part, a jump table */
-			out = x->op_count != 1 || x->operands[0].type != X86_OP_IMM ||
-			      (uint64_t)x->operands[0].imm < vaddr ||
-			      (uint64_t)x->operands[0].imm >= vaddr + size;
-		}
-	}
-	if (out || left || !n)
-		n = -1;
-	if (insn)
-		cs_free(insn, 1);
-	cs_close(&h);
-	return n;
+	return r.out || left || !r.n ? -1 : r.n;
 }
 
 /*
