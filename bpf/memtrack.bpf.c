@@ -339,7 +339,7 @@ static __always_inline __u32 pid_nr_in_ns(void *pid)
  * it: in memtrack's pid namespace, however deeper the task's own is; 0 for
  * a task outside it.
  */
-static __always_inline __u32 task_nr(struct task_struct *task, bool tgid)
+static __noinline __u32 task_nr(struct task_struct *task, bool tgid)
 {
 	if (!pidns_ino)
 		return kernel_u32(task, tgid ? koff.task_tgid : koff.task_pid);
@@ -353,7 +353,7 @@ static __always_inline __u32 task_nr(struct task_struct *task, bool tgid)
  * the namespace answers for a task of that namespace itself, a deeper one's
  * numbers come from its struct pid.  In the initial namespace, the kernel's.
  */
-static __always_inline __u64 current_pid_tgid(void)
+static __noinline __u64 current_pid_tgid(void)
 {
 	struct task_struct *task;
 	struct bpf_pidns_info ns;
@@ -469,7 +469,7 @@ static __always_inline __u64 wakeup_past(void *ring, __u64 freeze_mark)
 }
 
 /* past the watermark: wake the consumer now, and stop this process */
-static __always_inline void submit_event(void *rec)
+static __noinline void submit_event(void *rec)
 {
 	if (!above_watermark(&events, events_watermark)) {
 		bpf_ringbuf_submit(rec, wakeup_past(&events, events_freeze_mark));
@@ -516,7 +516,7 @@ static __always_inline bool waits_in_hello(void)
 }
 
 /* stops the current process until userspace has inspected what it mapped */
-static __always_inline void stop_for_attach(struct mt_file_id *file, bool always,
+static __noinline void stop_for_attach(struct mt_file_id *file, bool always,
 					    __s32 reason, const struct mt_exe_key *exe)
 {
 	struct mt_proc_event *e;
@@ -579,7 +579,7 @@ static long vma_code_map(struct task_struct *task, struct vm_area_struct *vma, v
 }
 
 /* the resolver learns the mapping from the event, and the process runs on */
-static __always_inline void emit_code_map(struct mt_code_map *m)
+static __noinline void emit_code_map(struct mt_code_map *m)
 {
 	struct mt_code_map *e = reserve_event(sizeof(*e));
 
@@ -605,7 +605,7 @@ static __always_inline __u32 owner_tgid(__u64 id)
 	return id >> 32;
 }
 
-static __always_inline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
+static __noinline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 					     __u64 old_addr, __u64 stack)
 {
 	__u64 id = current_pid_tgid();
@@ -753,7 +753,7 @@ static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
  * entry the frame pointer chain still starts in the caller, so the walk
  * skips it: the caller is the return address at the top of the stack.
  */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx)
+static __noinline __u64 capture_stack(struct pt_regs *ctx)
 {
 	__u32 zero = 0, tgid = current_pid_tgid() >> 32;
 	struct mt_stack_record *rec;
@@ -805,7 +805,7 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 	return id;
 }
 
-static __always_inline struct mt_proc_event *reserve_proc_event(__u32 kind,
+static __noinline struct mt_proc_event *reserve_proc_event(__u32 kind,
 								__u32 pid)
 {
 	struct mt_proc_event *e = reserve_event(sizeof(*e));
@@ -1241,31 +1241,44 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	return 0;
 }
 
+struct auxv_scan {
+	void *mm;
+	bool interp;
+	bool secure;
+};
+
+/* one (type, value) pair of the saved auxv; 1 ends the scan */
+static long scan_auxv_pair(__u32 i, void *ctx)
+{
+	struct auxv_scan *s = ctx;
+	__u64 pair[2];
+
+	if (bpf_probe_read_kernel(pair, sizeof(pair),
+				  (char *)s->mm + koff.mm_saved_auxv + i * sizeof(pair)) ||
+	    (pair[0] == 23 && pair[1])) {	/* AT_SECURE */
+		s->secure = true;
+		return 1;
+	}
+	if (pair[0] == 0)			/* AT_NULL */
+		return 1;
+	if (pair[0] == 7)			/* AT_BASE: where the interpreter is */
+		s->interp = pair[1] != 0;
+	return 0;
+}
+
 /*
  * What ld.so will see of the new image (the auxv the kernel saved): an
- * interpreter to run, and no secure exec (which drops LD_PRELOAD).
+ * interpreter to run, and no secure exec (which drops LD_PRELOAD).  By
+ * bpf_loop, whose body the verifier checks once, not once an entry.
  */
 static __always_inline bool shim_can_load(struct task_struct *p)
 {
-	void *mm = kernel_ptr(p, koff.task_mm);
-	bool interp = false;
-	__u64 pair[2];
-	__u32 i;
+	struct auxv_scan s = { .mm = kernel_ptr(p, koff.task_mm) };
 
-	if (!mm)
+	if (!s.mm)
 		return false;
-	for (i = 0; i < 28; i++) {
-		if (bpf_probe_read_kernel(pair, sizeof(pair),
-					  (char *)mm + koff.mm_saved_auxv + i * sizeof(pair)))
-			return false;
-		if (pair[0] == 0)		/* AT_NULL */
-			break;
-		if (pair[0] == 23 && pair[1])	/* AT_SECURE */
-			return false;
-		if (pair[0] == 7)		/* AT_BASE: where the interpreter is */
-			interp = pair[1] != 0;
-	}
-	return interp;
+	bpf_loop(28, scan_auxv_pair, &s, 0);
+	return s.interp && !s.secure;
 }
 
 #define PIDTYPE_PGID	2
