@@ -24,21 +24,30 @@ struct watch {
 /* resumed from the events poller (holds) and the pressure releases of every ring */
 struct stop_mirror {
 	pthread_mutex_t lock;
-	self_stop_fn self_stop;
+	struct stop_mirror_ops ops;
 	void *ctx;
 	struct watch *w;
 	size_t n, cap;
 	uint64_t scanned_at;
 };
 
-struct stop_mirror *stop_mirror__new(self_stop_fn self_stop, void *ctx)
+static void send_sigcont(pid_t pid)
+{
+	kill(pid, SIGCONT);
+}
+
+struct stop_mirror *stop_mirror__new(const struct stop_mirror_ops *ops, void *ctx)
 {
 	struct stop_mirror *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
 	pthread_mutex_init(&m->lock, NULL);
-	m->self_stop = self_stop;
+	m->ops = *ops;
+	if (!m->ops.state)
+		m->ops.state = proc_state;
+	if (!m->ops.resume)
+		m->ops.resume = send_sigcont;
 	m->ctx = ctx;
 	return m;
 }
@@ -72,31 +81,55 @@ bool proc_state(pid_t pid, char *state, pid_t *ppid)
 	return p && sscanf(p + 1, " %c %d", state, ppid) == 2;
 }
 
+/*
+ * One watch a parent, as wide as its children's holds: a parent resumed
+ * once a watch for each of them would continue its child each time, and
+ * the child, still over the watermark, would stop again and add to a ring
+ * not drained in between (a tick of hundreds of them overfilled a 4 KiB
+ * ring under load).
+ */
+static struct watch *watch_of(struct stop_mirror *m, pid_t parent)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->w[i].parent == parent)
+			return &m->w[i];
+	return NULL;
+}
+
 void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t held_at, uint64_t now)
 {
+	struct watch *w;
 	char state;
 	pid_t parent;
 
 	/* memtrack, the root's parent, mirrors nothing */
-	if (!m || !proc_state(child, &state, &parent) || parent <= 1 || parent == getpid())
+	if (!m || !m->ops.state(child, &state, &parent) || parent <= 1 || parent == getpid())
 		return;
 	pthread_mutex_lock(&m->lock);
-	if (!grow_array((void **)&m->w, &m->cap, m->n + 1, sizeof(*m->w)))
+	w = watch_of(m, parent);
+	if (w) {
+		if (held_at < w->held_at)
+			w->held_at = held_at;
+		w->until = now + WATCH_NS;
+	} else if (!grow_array((void **)&m->w, &m->cap, m->n + 1, sizeof(*m->w))) {
 		m->w[m->n++] = (struct watch){
 			.parent = parent, .held_at = held_at, .until = now + WATCH_NS,
 		};
+	}
 	pthread_mutex_unlock(&m->lock);
 }
 
 /* it stopped itself after its child's hold began */
 static bool mirrored(struct stop_mirror *m, const struct watch *w)
 {
-	uint64_t when = m->self_stop(m->ctx, w->parent);
+	uint64_t when = m->ops.self_stop(m->ctx, w->parent);
 	char state;
 	pid_t ppid;
 
 	return (when & MT_THEIR_STOP_SELF) && (when & ~MT_THEIR_STOP_SELF) >= w->held_at &&
-	       proc_state(w->parent, &state, &ppid) && state == 'T';
+	       m->ops.state(w->parent, &state, &ppid) && state == 'T';
 }
 
 unsigned int stop_mirror__tick(struct stop_mirror *m, uint64_t now)
@@ -115,10 +148,12 @@ unsigned int stop_mirror__tick(struct stop_mirror *m, uint64_t now)
 	for (i = 0; i < m->n; i++) {
 		struct watch *w = &m->w[i];
 
+		if (now >= w->until)
+			continue;
 		if (mirrored(m, w)) {
-			kill(w->parent, SIGCONT);
+			m->ops.resume(w->parent);
 			resumed++;
-		} else if (now < w->until) {
+		} else {
 			m->w[kept++] = *w;
 		}
 	}

@@ -17,14 +17,20 @@
  */
 struct stop_mirror;
 
-/*
- * When pid last stopped itself (SIGSTOP to its own process; the
- * CLOCK_MONOTONIC ns of the signal), or 0 if it has not since it last
- * continued.
- */
-typedef uint64_t (*self_stop_fn)(void *ctx, pid_t pid);
+struct stop_mirror_ops {
+	/*
+	 * When pid last stopped itself (SIGSTOP to its own process; the
+	 * CLOCK_MONOTONIC ns of the signal, with MT_THEIR_STOP_SELF), or 0 if
+	 * it has not since it last continued.
+	 */
+	uint64_t (*self_stop)(void *ctx, pid_t pid);
+	/* pid's state letter and parent; false when pid is gone */
+	bool (*state)(pid_t pid, char *state, pid_t *ppid);
+	void (*resume)(pid_t pid);
+};
 
-struct stop_mirror *stop_mirror__new(self_stop_fn self_stop, void *ctx);
+/* ops->state and ops->resume may be NULL: /proc/<pid>/stat and SIGCONT */
+struct stop_mirror *stop_mirror__new(const struct stop_mirror_ops *ops, void *ctx);
 void stop_mirror__delete(struct stop_mirror *m);
 /* child, held since held_at (CLOCK_MONOTONIC ns), was resumed: watch its parent */
 void stop_mirror__resumed(struct stop_mirror *m, pid_t child, uint64_t held_at, uint64_t now);

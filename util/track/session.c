@@ -531,7 +531,7 @@ static int start_shim_host(struct track_session *s)
 	int err;
 
 	s->merger = merger__new(&mops);
-	s->mirror = stop_mirror__new(self_stop_of, s);
+	s->mirror = stop_mirror__new(&(struct stop_mirror_ops){ .self_stop = self_stop_of }, s);
 	if (!s->merger || !s->mirror)
 		return fatal("cannot start the merger: out of memory");
 	if (s->backend == BACKEND_BPF)
