@@ -82,11 +82,11 @@ bool proc_state(pid_t pid, char *state, pid_t *ppid)
 }
 
 /*
- * One watch a parent, as wide as its children's holds: a parent resumed
- * once a watch for each of them would continue its child each time, and
- * the child, still over the watermark, would stop again and add to a ring
- * not drained in between (a tick of hundreds of them overfilled a 4 KiB
- * ring under load).
+ * One watch a parent, spanning all its children's holds.  With a watch per
+ * released child, a tick resumed the parent once per watch; each resume let
+ * it continue its child, which, still over the watermark, wrote one more
+ * event and stopped again: hundreds of rounds between two drains overfilled
+ * a 4 KiB ring under load.
  */
 static struct watch *watch_of(struct stop_mirror *m, pid_t parent)
 {
