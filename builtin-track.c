@@ -47,6 +47,7 @@ static struct track_opts opts = {
 	.watermark_pct = 75,
 	.compression_level = 1,
 	.call_graph = DEFAULT_CALL_GRAPH,
+	.shared_probes = 16,
 };
 
 static int ring_by_name(const char *name, size_t len)
@@ -268,6 +269,8 @@ int cmd_track(int argc, const char **argv)
 			    "stop when the root exits, not when the whole tree has"),
 		OPT_UINTEGER(0, "detach-after", &opts.detach_after, "seconds",
 			     "stop tracking after this long; the tree runs on"),
+		OPT_UINTEGER(0, "shared-probes", &opts.shared_probes, "n",
+			     "BPF alone: after n processes, one probe for all (default: 16, 0: never)"),
 		OPT_BOOLEAN(0, "no-freezer", &opts.no_freezer,
 			    "pause producers with SIGSTOP only, not the tree's cgroup freezer"),
 		OPT_BOOLEAN(0, "no-libc-freeres", &opts.no_libc_freeres,

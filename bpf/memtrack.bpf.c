@@ -203,6 +203,23 @@ struct {
 	__type(value, __u8);
 } pid_files SEC(".maps");
 
+/* a shared link's file, by the slot its cookies carry */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MT_SHARED_MAX);
+	__type(key, __u32);
+	__type(value, struct mt_file_id);
+} shared_files SEC(".maps");
+
+/* the files whose probes are shared: a BPF process mapping one needs no stop for them */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, MT_SHARED_MAX);
+	__type(key, struct mt_file_id);
+	__type(value, __u32);
+} shared_slots SEC(".maps");
+
 /* executables the shim serves, from a root: struct mt_exe_key (userspace's verdicts) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -498,6 +515,9 @@ static __always_inline bool known_file_needs_stop(struct mt_file_id *file, __u32
 	if (!kind || mode == MT_MODE_PENDING)
 		return true;
 	if (*kind == MT_FILE_PLAIN)
+		return false;
+	if (mode == MT_MODE_BPF && *kind == MT_FILE_ALLOCATOR &&
+	    bpf_map_lookup_elem(&shared_slots, file))
 		return false;
 	/* an allocator the process is to have the probes of, and has not yet */
 	return (mode == MT_MODE_BPF || *kind == MT_FILE_FOREIGN_ALLOCATOR) &&
@@ -823,12 +843,34 @@ static __noinline struct mt_proc_event *reserve_proc_event(__u32 kind,
 	return e;
 }
 
-/* the probe's shape, or -1 when this call is not BPF's to record */
-static __always_inline int probe_shape(void *ctx, __u32 tgid)
+/*
+ * A shared probe is the process's only where it has none of its own on that
+ * file (it had, from before the file's probes were shared): each call is
+ * seen once.  The others, outside the tree or the shim's, trap for nothing.
+ */
+static __noinline bool shared_probe_is_ours(__u32 tgid, __u64 cookie)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct mt_pid_file key = { .tgid = tgid };
+	__u32 slot = MT_COOKIE_SLOT(cookie);
+	struct mt_file_id *file;
+
+	if (mode_of(tgid) != MT_MODE_BPF)
+		return false;
+	file = bpf_map_lookup_elem(&shared_files, &slot);
+	if (!file)
+		return false;
+	key.dev = file->dev;
+	key.ino = file->ino;
+	return !bpf_map_lookup_elem(&pid_files, &key);
+}
+
+/* the probe's shape, or -1 when this call is not BPF's to record */
+static __always_inline int probe_shape(__u32 tgid, __u64 cookie)
+{
 	__u8 mode = mode_of(tgid);
 
+	if (cookie & MT_COOKIE_SHARED)
+		return shared_probe_is_ours(tgid, cookie) ? MT_COOKIE_SHAPE(cookie) : -1;
 	if (mode == MT_MODE_BPF || (mode && (cookie & MT_COOKIE_FOREIGN)))
 		return MT_COOKIE_SHAPE(cookie);
 	return -1;
@@ -890,7 +932,7 @@ int BPF_KPROBE(alloc_enter)
 	struct call_state *st;
 	int shape;
 
-	shape = probe_shape(ctx, id >> 32);
+	shape = probe_shape(id >> 32, cookie);
 	if (cookie & MT_COOKIE_RET)
 		return shape < 0 ? 0 : finish_call(ctx);
 	count_run(MT_PROBE_ENTRY);
@@ -1011,6 +1053,11 @@ static __always_inline int finish_call(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KRETPROBE(alloc_exit)
 {
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
+	/* a return of a call the process's own probes saw the entry of: not twice */
+	if ((cookie & MT_COOKIE_SHARED) && !shared_probe_is_ours(current_pid_tgid() >> 32, cookie))
+		return 0;
 	return finish_call(ctx);
 }
 

@@ -129,6 +129,14 @@ enum mt_file_kind {
  * the call ends here, its result in the return register.
  */
 #define MT_COOKIE_RET		(1U << 29)
+/*
+ * A probe of a link every process that maps the file traps in (no pid):
+ * the file's slot in `shared_files` is MT_COOKIE_SLOT of the cookie.  It
+ * makes events only for a BPF process with no probes of its own there.
+ */
+#define MT_COOKIE_SHARED	(1U << 28)
+#define MT_COOKIE_SLOT(c)	(((c) >> 8) & 0xff)
+#define MT_SHARED_MAX		64
 #define MT_COOKIE_SHAPE(c)	((c) & 0xff)
 #define MT_COOKIE_SPAN(c)	((c) >> 32)
 

@@ -59,6 +59,8 @@ struct probe_file {
 	const char *own;		/* a function the shim interposes that allocates by itself */
 	struct probe_range *wrappers;	/* functions that call the shim's: frames to drop */
 	unsigned int nwrappers;
+	unsigned int own_links;		/* processes given links of their own to it */
+	bool shared;			/* its `seen` probes are a link without a pid */
 	bool interp;			/* has an ELF interpreter */
 	bool sanitizer;			/* needs a sanitizer runtime first */
 };

@@ -51,8 +51,17 @@ struct pid_wrappers {
 	size_t n, cap;
 };
 
+/* a file's allocator probes for every process that maps it, once shared */
+struct shared_link {
+	struct mt_file_id file;
+	int fds[2];
+};
+
 struct bpf_track {
 	struct memtrack_bpf *skel;
+	struct shared_link shared[MT_SHARED_MAX];
+	unsigned int nshared, share_after;
+	bool quiet;
 	struct probe_files files;	/* every file of code looked at, and its probes */
 	struct pid_link *plinks;
 	size_t nplinks, plinks_cap;
@@ -142,6 +151,8 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	bpf_program__set_autoattach(skel->progs.learn_pidns, false);
 	bpf_program__set_autoload(skel->progs.learn_pidns, opts->pidns_ino != 0);
 	t->shim = opts->shim_file;
+	t->share_after = opts->share_after;
+	t->quiet = opts->quiet;
 	t->closer = link_closer__new();
 	if (!t->closer) {
 		err = -ENOMEM;
@@ -230,10 +241,133 @@ static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
 }
 
 /*
+ * Whether pid's probes of f are the shared ones: every link of its own
+ * costs a grace period of the kernel's uprobe lock on the path of every
+ * fork, and a consumer every call of every process with one walks, so a
+ * tree of many processes shares them; a file with foreign functions is
+ * never shared (the shim's processes would trap in them).
+ */
+static bool shares_probes(struct bpf_track *t, const struct probe_file *f, pid_t pid)
+{
+	if (f->shared)
+		return true;
+	return t->share_after && f->kind == MT_FILE_ALLOCATOR && pid != getpid() &&
+	       f->own_links >= t->share_after && t->nshared < MT_SHARED_MAX;
+}
+
+static int tell_bpf_shared(struct bpf_track *t, const struct mt_file_id *id, __u32 slot)
+{
+	if (bpf_map__update_elem(t->skel->maps.shared_slots, id, sizeof(*id), &slot,
+				 sizeof(slot), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* a process with links of its own needs a hold at fork only for those not shared */
+static bool has_unshared_links(struct bpf_track *t, pid_t pid)
+{
+	struct probe_file *f;
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++) {
+		if (t->plinks[i].pid != pid)
+			continue;
+		f = probe_files__find(&t->files, &t->plinks[i].file);
+		if (!f || !f->shared)
+			return true;
+	}
+	return false;
+}
+
+static void set_linked(struct bpf_track *t, pid_t pid, bool linked)
+{
+	__u32 tgid = pid;
+	__u8 mode;
+
+	if (bpf_map__lookup_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode,
+				 sizeof(mode), 0))
+		return;
+	if (!!(mode & MT_MODE_LINKED) == linked)
+		return;
+	mode = linked ? mode | MT_MODE_LINKED : mode & ~MT_MODE_LINKED;
+	bpf_map__update_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode, sizeof(mode),
+			     BPF_EXIST);
+}
+
+/* the processes whose links are all shared now fork without a hold */
+static void unhold_shared_forks(struct bpf_track *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nplinks; i++)
+		if (!has_unshared_links(t, t->plinks[i].pid))
+			set_linked(t, t->plinks[i].pid, false);
+}
+
+/* the link pair of f's `seen` probes in every process, their cookies naming the slot */
+static int link_shared(struct bpf_track *t, const struct probe_file *f, const char *path,
+		       __u32 slot, int fds[2])
+{
+	struct probe_set set = f->seen;
+	uint64_t mark = MT_COOKIE_SHARED | (uint64_t)slot << 8;
+	unsigned int i;
+	int err;
+
+	set.entry_cookies = calloc(set.nentry + set.nreturn, sizeof(*set.entry_cookies));
+	if (!set.entry_cookies)
+		return -ENOMEM;
+	set.ret_cookies = set.entry_cookies + set.nentry;
+	for (i = 0; i < set.nentry; i++)
+		set.entry_cookies[i] = f->seen.entry_cookies[i] | mark;
+	for (i = 0; i < set.nreturn; i++)
+		set.ret_cookies[i] = f->seen.ret_cookies[i] | mark;
+	err = probe_set__link(&set, bpf_program__fd(t->skel->progs.alloc_enter),
+			      bpf_program__fd(t->skel->progs.alloc_exit), path, 0, fds);
+	free(set.entry_cookies);
+	return err;
+}
+
+/*
+ * f's probes for every BPF process that maps it, from now on: the slot's
+ * file first, so that a process with links of its own there never counts
+ * a call twice; the file's slot last, so that until the link is there a
+ * process that maps it still stops for its probes.
+ */
+static int share_probes(struct bpf_track *t, struct probe_file *f, const char *path,
+			const char *name)
+{
+	struct shared_link *sl = &t->shared[t->nshared];
+	__u32 slot = t->nshared;
+	int err;
+
+	if (f->shared)
+		return 0;
+	sl->file = f->id;
+	if (bpf_map__update_elem(t->skel->maps.shared_files, &slot, sizeof(slot), &f->id,
+				 sizeof(f->id), BPF_ANY))
+		return -errno;
+	err = link_shared(t, f, path, slot, sl->fds);
+	if (err)
+		return err;
+	t->nshared++;
+	f->shared = true;
+	/* without it, a process that maps the file stops for probes it has: slower */
+	tell_bpf_shared(t, &f->id, slot);
+	unhold_shared_forks(t);
+	if (t->quiet)
+		pr_debug("the probes of %s are shared\n", name);
+	else
+		warning("%u processes had probes of their own in %s: they are shared from now "
+			"on, and trap in every process that maps it until memtrack ends "
+			"(--shared-probes)", f->own_links, name);
+	return 0;
+}
+
+/*
  * The foreign functions' probes, and with LINK_ALL the others: a process
  * that goes from the shim to BPF gets the rest, none twice.
  */
-static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
+static int link_file(struct bpf_track *t, pid_t pid, struct probe_file *f,
 		     const char *path, const char *name, enum link_want want)
 {
 	struct pid_link *l = find_link(t, pid, &f->id), fresh;
@@ -241,6 +375,14 @@ static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
 
 	if (l && (want != LINK_ALL || l->fds[2] >= 0 || !f->seen.nentry))
 		return 0;
+	if (want == LINK_ALL && !l && shares_probes(t, f, pid)) {
+		err = share_probes(t, f, path, name);
+		if (!err)
+			return 0;
+		/* links of their own, as before: slower, not wrong */
+		pr_debug("cannot share the probes of %s: %s\n", name, strerror(-err));
+		t->share_after = 0;
+	}
 	if (!l) {
 		for (i = 0; i < LINK_FDS; i++)
 			fresh.fds[i] = -1;
@@ -272,6 +414,8 @@ static int link_file(struct bpf_track *t, pid_t pid, const struct probe_file *f,
 		return -ENOMEM;
 	}
 	t->plinks[t->nplinks++] = fresh;
+	if (want == LINK_ALL && pid != getpid())
+		f->own_links++;
 	return tell_bpf_linked(t, pid, &f->id);
 }
 
@@ -538,6 +682,9 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 	}
 	proc_maps__close(&maps);
 	find_alias_use(scan);
+	/* a fork's mode came with its parent's links: does it need a hold at its forks */
+	if (t->nshared && want == LINK_ALL)
+		set_linked(t, pid, has_unshared_links(t, pid));
 	return err == -ENOMEM ? err : 0;	/* a process gone meanwhile: what was read */
 }
 
@@ -668,16 +815,6 @@ int bpf_track__check_probes(struct bpf_track *t)
 	return err;
 }
 
-static bool value_linked(struct bpf_track *t, pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < t->nplinks; i++)
-		if (t->plinks[i].pid == pid)
-			return true;
-	return false;
-}
-
 int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 {
 	__u32 key = pid;
@@ -695,7 +832,7 @@ int bpf_track__set_mode(struct bpf_track *t, pid_t pid, enum mt_mode mode)
 	 */
 	if (mode == MT_MODE_PRELOAD)
 		unlink_served(t, pid);
-	if (value_linked(t, pid))
+	if (has_unshared_links(t, pid))
 		value |= MT_MODE_LINKED;
 	if (bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
 				 sizeof(value), BPF_ANY))
@@ -832,9 +969,21 @@ void bpf_track__stop_tracing(struct bpf_track *t)
 	__atomic_store_n(&t->skel->bss->tracing_done, 1, __ATOMIC_RELEASE);
 }
 
+/* an open link to hand over; one memory cannot be found for is closed now */
+static void keep_link_fd(int **fds, size_t *n, size_t *cap, int fd)
+{
+	if (fd < 0)
+		return;
+	if (grow_array((void **)fds, cap, *n + 1, sizeof(**fds))) {
+		close(fd);
+		return;
+	}
+	(*fds)[(*n)++] = fd;
+}
+
 void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
-	int *fds = NULL, fd;
+	int *fds = NULL;
 	size_t n = 0, cap, i;
 
 	bpf_track__stop_tracing(t);
@@ -842,16 +991,10 @@ void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 	if (t->closer)
 		n = link_closer__stop(t->closer, &fds);
 	cap = n;
-	for (i = 0; i < LINK_FDS * t->nplinks; i++) {
-		fd = t->plinks[i / LINK_FDS].fds[i % LINK_FDS];
-		if (fd < 0)
-			continue;
-		if (grow_array((void **)&fds, &cap, n + 1, sizeof(*fds))) {
-			close(fd);
-			continue;
-		}
-		fds[n++] = fd;
-	}
+	for (i = 0; i < LINK_FDS * t->nplinks; i++)
+		keep_link_fd(&fds, &n, &cap, t->plinks[i / LINK_FDS].fds[i % LINK_FDS]);
+	for (i = 0; i < 2 * t->nshared; i++)
+		keep_link_fd(&fds, &n, &cap, t->shared[i / 2].fds[i % 2]);
 	/* the guardian closes them after memtrack has gone: their release is slow */
 	if (guardian_fd >= 0 && n)
 		pressure__hand_over(guardian_fd, fds, n);
@@ -859,6 +1002,7 @@ void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 		close(fds[i]);
 	free(fds);
 	t->nplinks = 0;
+	t->nshared = 0;
 	link_closer__delete(t->closer);
 	t->closer = NULL;
 	memtrack_bpf__detach(t->skel);

@@ -19,6 +19,14 @@ struct bpf_track_opts {
 	enum mt_call_graph call_graph;
 	unsigned int stack_copy_size;	/* dwarf: bytes of user stack per allocation */
 	bool decide_at_exec;		/* every exec stops, for a choice of backend */
+	/*
+	 * After this many processes got links of their own to a file's
+	 * allocator functions (0: never), one link without a pid serves the
+	 * BPF processes that map it from then on: no link to make, no hold at
+	 * fork, but a trap in every process on the machine mapping it.
+	 */
+	unsigned int share_after;
+	bool quiet;			/* -q: what memtrack chose is said with -v only */
 	struct mt_file_id shim_file;	/* the preload shim, never probed */
 	uint64_t pidns_dev, pidns_ino;	/* memtrack's pid namespace; 0: the initial one */
 };

@@ -210,6 +210,9 @@ int session__load_bpf(struct track_session *s)
 		.call_graph = s->call_graph,
 		.stack_copy_size = s->opts->stack_copy_size,
 		.decide_at_exec = s->backend != BACKEND_BPF,
+		/* the shim's processes would trap in shared probes for nothing */
+		.share_after = s->backend == BACKEND_BPF || s->attach ? s->opts->shared_probes : 0,
+		.quiet = s->opts->quiet,
 		/* as BPF reads a superblock's dev_t */
 		.shim_file = { ((uint64_t)major(s->shim.dev) << 20) | minor(s->shim.dev), s->shim.ino },
 	};

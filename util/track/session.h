@@ -59,6 +59,7 @@ struct track_opts {
 	bool no_freezer;
 	bool no_libc_freeres;
 	unsigned int detach_after;	/* seconds, 0: never */
+	unsigned int shared_probes;	/* processes with links of their own to a file, 0: no end */
 	bool quiet;
 	bool check_bpf;
 };
