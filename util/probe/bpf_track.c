@@ -241,17 +241,15 @@ static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
 }
 
 /*
- * Whether pid's probes of f are the shared ones: every link of its own
+ * Whether f's probes are to be shared now: every link of its own
  * costs a grace period of the kernel's uprobe lock on the path of every
  * fork, and a consumer every call of every process with one walks, so a
  * tree of many processes shares them; a file with foreign functions is
  * never shared (the shim's processes would trap in them).
  */
-static bool shares_probes(struct bpf_track *t, const struct probe_file *f, pid_t pid)
+static bool shares_probes(struct bpf_track *t, const struct probe_file *f)
 {
-	if (f->shared)
-		return true;
-	return t->share_after && f->kind == MT_FILE_ALLOCATOR && pid != getpid() &&
+	return t->share_after && !f->shared && f->kind == MT_FILE_ALLOCATOR &&
 	       f->own_links >= t->share_after && t->nshared < MT_SHARED_MAX;
 }
 
@@ -340,8 +338,6 @@ static int share_probes(struct bpf_track *t, struct probe_file *f, const char *p
 	__u32 slot = t->nshared;
 	int err;
 
-	if (f->shared)
-		return 0;
 	sl->file = f->id;
 	if (bpf_map__update_elem(t->skel->maps.shared_files, &slot, sizeof(slot), &f->id,
 				 sizeof(f->id), BPF_ANY))
@@ -363,6 +359,18 @@ static int share_probes(struct bpf_track *t, struct probe_file *f, const char *p
 	return 0;
 }
 
+/* a link that cannot be made leaves every process its own, as before: slower, not wrong */
+static void try_share_probes(struct bpf_track *t, struct probe_file *f, const char *path,
+			     const char *name)
+{
+	int err = share_probes(t, f, path, name);
+
+	if (!err)
+		return;
+	pr_debug("cannot share the probes of %s: %s\n", name, strerror(-err));
+	t->share_after = 0;
+}
+
 /*
  * The foreign functions' probes, and with LINK_ALL the others: a process
  * that goes from the shim to BPF gets the rest, none twice.
@@ -375,14 +383,8 @@ static int link_file(struct bpf_track *t, pid_t pid, struct probe_file *f,
 
 	if (l && (want != LINK_ALL || l->fds[2] >= 0 || !f->seen.nentry))
 		return 0;
-	if (want == LINK_ALL && !l && shares_probes(t, f, pid)) {
-		err = share_probes(t, f, path, name);
-		if (!err)
-			return 0;
-		/* links of their own, as before: slower, not wrong */
-		pr_debug("cannot share the probes of %s: %s\n", name, strerror(-err));
-		t->share_after = 0;
-	}
+	if (want == LINK_ALL && !l && f->shared)
+		return 0;
 	if (!l) {
 		for (i = 0; i < LINK_FDS; i++)
 			fresh.fds[i] = -1;
@@ -414,9 +416,13 @@ static int link_file(struct bpf_track *t, pid_t pid, struct probe_file *f,
 		return -ENOMEM;
 	}
 	t->plinks[t->nplinks++] = fresh;
-	if (want == LINK_ALL && pid != getpid())
+	err = tell_bpf_linked(t, pid, &f->id);
+	if (!err && want == LINK_ALL && pid != getpid()) {
 		f->own_links++;
-	return tell_bpf_linked(t, pid, &f->id);
+		if (shares_probes(t, f))
+			try_share_probes(t, f, path, name);
+	}
+	return err;
 }
 
 static void probe_failed(struct bpf_track *t, const char *file, int err)
