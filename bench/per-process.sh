@@ -3,7 +3,11 @@
 # (200), bare and under memtrack with its defaults, `--call-graph no` and
 # `--backend bpf`; ROUNDS (5) interleaved rounds, medians; ms per process
 # beyond bare.  And `make -j2` of a ten-file C project (tests/compat's
-# setup_cproject), bare and under the defaults, as a ratio.
+# setup_cproject), bare and under the defaults, as a ratio.  And the BPF
+# fan-out: `alloc_storm_procs 200 100` and `2000 100` (children forked at
+# once, 100 malloc each) bare and under `--backend bpf`, with libc's probes
+# shared after 16 processes (the default) and, at 200 only, never
+# (`--shared-probes 0`, minutes at 2000); FANOUT=0 leaves it out.
 #
 # Usage: bench/per-process.sh [<memtrack>...]   (default: ./memtrack)
 # Several binaries (another build's, for a before/after) are measured in the
@@ -13,6 +17,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 N=${N:-200}
 ROUNDS=${ROUNDS:-5}
 MAKE=${MAKE:-1}
+FANOUT=${FANOUT:-1}
 [ $# -gt 0 ] || set -- "$TOP/memtrack"
 work=$(mktemp -d /tmp/memtrack-per-process.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -69,6 +74,22 @@ for _ in $(seq "$ROUNDS"); do
 	done
 done
 
+# label<TAB>binary<TAB>options of track<TAB>the children counts it runs
+fan_rows=("bare	-		200 2000")
+for mt in "$@"; do
+	fan_rows+=("$mt --backend bpf	$mt	--backend bpf	200 2000"
+		   "$mt --backend bpf --shared-probes 0	$mt	--backend bpf --shared-probes 0	200")
+done
+for _ in $(seq "$([ "$FANOUT" != 0 ] && echo "$ROUNDS" || echo 0)"); do
+	for row in "${fan_rows[@]}"; do
+		IFS='	' read -r label bin opts counts <<<"$row"
+		for n in $counts; do
+			run_row "$bin" "$opts" "$TOP/tests/workloads/alloc_storm_procs" "$n" 100 \
+				>>"$work/fan$n.$(echo "$label" | md5sum | cut -c1-8)"
+		done
+	done
+done
+
 med() { median <"$work/$1.$(echo "$2" | md5sum | cut -c1-8)"; }
 bare=$(med procs bare)
 printf '## per process: %d `/bin/true` from one sh, medians of %d interleaved rounds\n\n' "$N" "$ROUNDS"
@@ -87,5 +108,17 @@ if [ "$MAKE" != 0 ]; then
 		[[ "$label" == bare || "$label" == *defaults ]] || continue
 		s=$(med make "$label")
 		awk -v l="$label" -v s="$s" -v b="$mbare" 'BEGIN { printf "| %s | %.3f | %.2f |\n", l, s, s / b }'
+	done
+fi
+if [ "$FANOUT" != 0 ]; then
+	printf '\n## BPF fan-out: alloc_storm_procs N 100, medians of %d interleaved rounds\n\n' "$ROUNDS"
+	printf '| row | N=200 s | N=2000 s | 2000 / 200 |\n|---|---|---|---|\n'
+	for row in "${fan_rows[@]}"; do
+		IFS='	' read -r label _ _ counts <<<"$row"
+		a=$(med fan200 "$label")
+		b=-
+		[[ " $counts " == *" 2000 "* ]] && b=$(med fan2000 "$label")
+		awk -v l="$label" -v a="$a" -v b="$b" 'BEGIN { printf "| %s | %.3f | %s | %s |\n", l, a,
+			b == "-" ? "-" : sprintf("%.3f", b), b == "-" ? "-" : sprintf("%.1fx", b / a) }'
 	done
 fi

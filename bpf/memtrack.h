@@ -97,7 +97,7 @@ enum mt_mode {
 	MT_MODE_PRELOAD,
 };
 
-/* or'ed into the mode: the process has probes of its own, and its forks need theirs */
+/* or'ed into the mode: it has probes of its own on a file not shared, so its forks need theirs */
 #define MT_MODE_LINKED		0x80
 
 /* keys of pid_files: the process has the probes of that file */

@@ -32,6 +32,10 @@
  *  - closing a link costs about 20 ms whatever its size (one
  *    uprobe_unregister_sync per link), alive process or not; closes in
  *    parallel share the wait.  They are closed off the pollers' threads.
+ *  - making or closing a link takes the kernel's uprobe lock (dup_mmap_sem)
+ *    for writing: a grace period, during which every fork on the machine
+ *    waits; after --shared-probes processes a file's probes are one link
+ *    without a pid (util/probe/bpf_track.c, design.md section 6).
  * Perf-event uprobes with inherit=1 were no alternative: a fork of the
  * traced process fails with EFAULT when memtrack opened them, and their
  * programs do not run in children.
