@@ -19,6 +19,12 @@ ROUNDS=${ROUNDS:-5}
 MAKE=${MAKE:-1}
 FANOUT=${FANOUT:-1}
 [ $# -gt 0 ] || set -- "$TOP/memtrack"
+# the make rows run in the project's directory: a relative path would not be found there
+bins=()
+for mt in "$@"; do
+	bins+=("$(realpath "$mt")")
+done
+set -- "${bins[@]}"
 work=$(mktemp -d /tmp/memtrack-per-process.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -50,7 +56,20 @@ run_row() {	# <binary or -> <options> <command...>
 		# shellcheck disable=SC2086
 		seconds "$bin" track -q -o "$work/out" $opts -- "$@"
 		rm -f "$work"/out/*.msgpack
+		wait_for_guardians
 	fi
+}
+
+# memtrack's guardian closes the uprobe links after memtrack has exited, 20 ms or more
+# each, holding the kernel's uprobe lock, which every fork waits for: the next row waits
+# until it is gone (at most a minute)
+wait_for_guardians() {
+	local i
+
+	for i in $(seq 600); do
+		pgrep -f -- "track -q -o $work/out" >/dev/null || return 0
+		sleep 0.1
+	done
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -74,11 +93,15 @@ for _ in $(seq "$ROUNDS"); do
 	done
 done
 
-# label<TAB>binary<TAB>options of track<TAB>the children counts it runs
-fan_rows=("bare	-		200 2000")
+# label<TAB>binary<TAB>options of track (- for none: read joins empty fields)<TAB>children
+fan_rows=("bare	-	-	200 2000")
 for mt in "$@"; do
-	fan_rows+=("$mt --backend bpf	$mt	--backend bpf	200 2000"
-		   "$mt --backend bpf --shared-probes 0	$mt	--backend bpf --shared-probes 0	200")
+	if "$mt" track -h 2>&1 | grep -q -- --shared-probes; then
+		fan_rows+=("$mt --backend bpf	$mt	--backend bpf	200 2000"
+			   "$mt --backend bpf --shared-probes 0	$mt	--backend bpf --shared-probes 0	200")
+	else	# a build from before shared probes: minutes at 2000
+		fan_rows+=("$mt --backend bpf	$mt	--backend bpf	200")
+	fi
 done
 for _ in $(seq "$([ "$FANOUT" != 0 ] && echo "$ROUNDS" || echo 0)"); do
 	for row in "${fan_rows[@]}"; do
