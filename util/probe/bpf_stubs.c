@@ -29,6 +29,11 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 	return -EOPNOTSUPP;
 }
 
+void bpf_track__count_fork(struct bpf_track *t, pid_t parent, pid_t child)
+{
+	(void)t, (void)parent, (void)child;
+}
+
 void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;

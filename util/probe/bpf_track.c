@@ -61,6 +61,7 @@ struct bpf_track {
 	struct memtrack_bpf *skel;
 	struct shared_link shared[MT_SHARED_MAX];
 	unsigned int nshared, share_after;
+	struct u64_map fork_counted;	/* forks counted toward sharing at their fork */
 	bool quiet;
 	struct probe_files files;	/* every file of code looked at, and its probes */
 	struct pid_link *plinks;
@@ -244,13 +245,16 @@ static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
  * Whether f's probes are to be shared now: every link of its own
  * costs a grace period of the kernel's uprobe lock on the path of every
  * fork, and a consumer every call of every process with one walks, so a
- * tree of many processes shares them; a file with foreign functions is
+ * tree of many processes shares them; so does one where a hold for links
+ * was ended by another's SIGCONT (a parent that continues what it sees
+ * stopped wins that race every time).  A file with foreign functions is
  * never shared (the shim's processes would trap in them).
  */
 static bool shares_probes(struct bpf_track *t, const struct probe_file *f)
 {
 	return t->share_after && !f->shared && f->kind == MT_FILE_ALLOCATOR &&
-	       f->own_links >= t->share_after && t->nshared < MT_SHARED_MAX;
+	       t->nshared < MT_SHARED_MAX &&
+	       (f->own_links >= t->share_after || bpf_track__holds_ended_early(t));
 }
 
 static int tell_bpf_shared(struct bpf_track *t, const struct mt_file_id *id, __u32 slot)
@@ -353,9 +357,11 @@ static int share_probes(struct bpf_track *t, struct probe_file *f, const char *p
 	if (t->quiet)
 		pr_debug("the probes of %s are shared\n", name);
 	else
-		warning("%u processes had probes of their own in %s: they are shared from now "
-			"on, and trap in every process that maps it until memtrack ends "
-			"(--shared-probes)", f->own_links, name);
+		warning("the probes of %s are shared from now on (%u processes had their "
+			"own%s): they trap in every process that maps it until memtrack ends "
+			"(--shared-probes)", name, f->own_links,
+			bpf_track__holds_ended_early(t) ?
+			", and a parent continued one held for them" : "");
 	return 0;
 }
 
@@ -383,6 +389,8 @@ static int link_file(struct bpf_track *t, pid_t pid, struct probe_file *f,
 
 	if (l && (want != LINK_ALL || l->fds[2] >= 0 || !f->seen.nentry))
 		return 0;
+	if (want == LINK_ALL && !l && shares_probes(t, f))
+		try_share_probes(t, f, path, name);
 	if (want == LINK_ALL && !l && f->shared)
 		return 0;
 	if (!l) {
@@ -418,11 +426,66 @@ static int link_file(struct bpf_track *t, pid_t pid, struct probe_file *f,
 	t->plinks[t->nplinks++] = fresh;
 	err = tell_bpf_linked(t, pid, &f->id);
 	if (!err && want == LINK_ALL && pid != getpid()) {
-		f->own_links++;
+		if (!u64_map__find(&t->fork_counted, pid))
+			f->own_links++;
 		if (shares_probes(t, f))
 			try_share_probes(t, f, path, name);
 	}
 	return err;
+}
+
+/* pid's mapping of file id, named for a link: its map_files path, and its path */
+static int mapping_of(pid_t pid, const struct mt_file_id *id, char *path, size_t len,
+		      char *name, size_t name_len)
+{
+	struct proc_maps maps;
+	struct proc_map m;
+	int err = -ENOENT;
+
+	if (proc_maps__open(&maps, pid))
+		return err;
+	while (proc_maps__next(&maps, &m) > 0) {
+		if (!proc_map__exec(&m) || m.ino != id->ino ||
+		    kernel_dev(m.dev_major, m.dev_minor) != id->dev)
+			continue;
+		snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m.start,
+			 m.end);
+		snprintf(name, name_len, "%s", m.path);
+		err = 0;
+		break;
+	}
+	proc_maps__close(&maps);
+	return err;
+}
+
+/*
+ * A fork of a process with links of its own needs its own, and is counted
+ * toward sharing now: a parent that continues a child memtrack holds
+ * (job control, a supervisor) has it run and exit before it got any, so
+ * that counting the links made would never reach the limit.
+ */
+void bpf_track__count_fork(struct bpf_track *t, pid_t parent, pid_t child)
+{
+	char path[64], name[PATH_MAX];
+	struct probe_file *f;
+	uint64_t *counted;
+	size_t i;
+
+	if (!t->share_after)
+		return;
+	for (i = 0; i < t->nplinks; i++) {
+		if (t->plinks[i].pid != parent || t->plinks[i].fds[2] < 0)
+			continue;
+		f = probe_files__find(&t->files, &t->plinks[i].file);
+		counted = u64_map__get(&t->fork_counted, child);
+		if (!f || !counted)
+			continue;
+		f->own_links++;
+		/* a parent gone already: the next process that maps the file shares them */
+		if (shares_probes(t, f) &&
+		    !mapping_of(parent, &f->id, path, sizeof(path), name, sizeof(name)))
+			try_share_probes(t, f, path, name);
+	}
 }
 
 static void probe_failed(struct bpf_track *t, const char *file, int err)
@@ -698,7 +761,9 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 {
 	size_t i, j, kept = 0;
+	uint64_t counted;
 
+	u64_map__take(&t->fork_counted, pid, &counted);
 	for (i = 0; i < t->nplinks; i++) {
 		struct pid_link *l = &t->plinks[i];
 		struct mt_pid_file key = { .tgid = pid, .dev = l->file.dev, .ino = l->file.ino };
@@ -1026,5 +1091,6 @@ void bpf_track__close(struct bpf_track *t)
 		free(t->wraps[--t->nwraps].r);
 	free(t->wraps);
 	u64_map__exit(&t->wraps_index);
+	u64_map__exit(&t->fork_counted);
 	free(t);
 }

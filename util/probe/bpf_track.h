@@ -82,6 +82,8 @@ void bpf_track__unlink_process(struct bpf_track *t, pid_t pid);
 unsigned int bpf_track__wrapper_frames(struct bpf_track *t, pid_t pid, const uint64_t *ips,
 				       unsigned int nr);
 void bpf_track__fork_wrappers(struct bpf_track *t, pid_t parent, pid_t child);
+/* child, a fork of parent, is one more process the links of parent's files are made for */
+void bpf_track__count_fork(struct bpf_track *t, pid_t parent, pid_t child);
 void bpf_track__forget_wrappers(struct bpf_track *t, pid_t pid);
 /* the next execs of that executable from that root take the shim unheld */
 int bpf_track__exe_ok(struct bpf_track *t, const struct mt_exe_key *key);

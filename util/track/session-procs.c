@@ -517,8 +517,10 @@ static void follow_process(struct track_session *s, const struct mt_proc_event *
 /* where a process's wrappers are: its parent's at fork, none after exec */
 static void follow_wrappers(struct track_session *s, const struct mt_proc_event *e)
 {
-	if (e->kind == MT_FORK)
+	if (e->kind == MT_FORK) {
 		bpf_track__fork_wrappers(s->bpf, e->ppid, e->pid);
+		bpf_track__count_fork(s->bpf, e->ppid, e->pid);
+	}
 	else if (e->kind == MT_EXEC)
 		bpf_track__forget_wrappers(s->bpf, e->pid);
 }
