@@ -64,9 +64,7 @@ run_row() {	# <binary or -> <options> <command...>
 # each, holding the kernel's uprobe lock, which every fork waits for: the next row waits
 # until it is gone (at most a minute)
 wait_for_guardians() {
-	local i
-
-	for i in $(seq 600); do
+	for _ in $(seq 600); do
 		pgrep -f -- "track -q -o $work/out" >/dev/null || return 0
 		sleep 0.1
 	done
