@@ -935,6 +935,8 @@ int BPF_KPROBE(alloc_enter)
 	shape = probe_shape(id >> 32, cookie);
 	if (cookie & MT_COOKIE_RET)
 		return shape < 0 ? 0 : finish_call(ctx);
+	if (shape < 0 && (cookie & MT_COOKIE_SHARED))
+		return 0;	/* another's trap: no run of the tree's probes */
 	count_run(MT_PROBE_ENTRY);
 	if (shape < 0)
 		return 0;

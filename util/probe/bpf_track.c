@@ -389,10 +389,12 @@ static int link_file(struct bpf_track *t, pid_t pid, struct probe_file *f,
 
 	if (l && (want != LINK_ALL || l->fds[2] >= 0 || !f->seen.nentry))
 		return 0;
-	if (want == LINK_ALL && !l && shares_probes(t, f))
-		try_share_probes(t, f, path, name);
-	if (want == LINK_ALL && !l && f->shared)
-		return 0;
+	if (want == LINK_ALL && !l) {
+		if (shares_probes(t, f))
+			try_share_probes(t, f, path, name);
+		if (f->shared)
+			return 0;
+	}
 	if (!l) {
 		for (i = 0; i < LINK_FDS; i++)
 			fresh.fds[i] = -1;
