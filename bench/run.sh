@@ -151,8 +151,21 @@ foreign_perf_uprobes() {
 }
 
 measured=0 contaminated=0 waited=0
+# our memtrack's guardian, after memtrack has gone, still holds its links while it closes
+# them, a shared (global) one too: the next measurement waits for it, as for a stranger's
+# (with a memtrack of ours attached for the measurement, its guardian is there by design)
+ours_lingering() {
+	local p
+	for p in $(pgrep -x memtrack-guard); do
+		ours "$p" && return 0
+	done
+	return 1
+}
 settle() {	# <dirty file> [ours-attached]: waits for a quiet machine; notes what remains
 	local t0=$SECONDS f
+	while [ $# -lt 2 ] && ours_lingering && [ $((SECONDS - t0)) -lt "$QUIET_WAIT" ]; do
+		sleep 0.1
+	done
 	while :; do
 		f=$(foreign_tracers | tr -d '\n')
 		[ -n "${f// /}" ] && [ $((SECONDS - t0)) -lt "$QUIET_WAIT" ] &&
