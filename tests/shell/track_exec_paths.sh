@@ -18,14 +18,6 @@ run() {
 	report_json "$art" "$tmp/r.json"
 }
 
-# sum_of <comm> <type>: the events of that type of every process of that name
-sum_of() {
-	jq -r --arg c "$1" --arg t "$2" \
-		'[.processes[] | select(.comm == $c) | .counts[$t] // 0] | add // 0' "$tmp/r.json"
-}
-
-procs_of() { jq -r --arg c "$1" '[.processes[] | select(.comm == $c)] | length' "$tmp/r.json"; }
-
 # fork_exec's child execs at once, 20 times over: the first exec of malloc_free is held,
 # the others are not
 test_fork_then_exec() {

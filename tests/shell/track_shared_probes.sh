@@ -26,11 +26,6 @@ exact_children() {
 		"$tmp/r.json"
 }
 
-sum_of() {
-	jq -r --arg c "$1" --arg t "$2" \
-		'[.processes[] | select(.comm == $c) | .counts[$t] // 0] | add // 0' "$tmp/r.json"
-}
-
 shared_said() {
 	grep -c 'shared from now on' "$tmp/out/track.err" || true
 }

@@ -207,6 +207,15 @@ count() {
 	fi
 }
 
+# sum_of <comm> <type>: events of a type over the processes of that command name, in
+# $tmp/r.json; procs_of <comm>: how many processes of that name it has
+sum_of() {
+	jq -r --arg c "$1" --arg t "$2" \
+		'[.processes[] | select(.comm == $c) | .counts[$t] // 0] | add // 0' "$tmp/r.json"
+}
+
+procs_of() { jq -r --arg c "$1" '[.processes[] | select(.comm == $c)] | length' "$tmp/r.json"; }
+
 # process_state <pid>: the one-letter state of a process (T when stopped)
 process_state() {
 	awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null
