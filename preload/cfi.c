@@ -52,6 +52,8 @@ struct extent {
 struct module {
 	uintptr_t lo, hi;		/* its code */
 	uintptr_t hdr;			/* .eh_frame_hdr, 0 without one */
+	uintptr_t base;			/* where the loader put it: a pc's offset is from here */
+	uint32_t key;			/* of its build id, for the shared rules; 0: none */
 	unsigned int nr_ext;
 	struct extent ext[MAX_EXTENTS];	/* what of it may be read */
 };
@@ -192,11 +194,14 @@ static void add_extent(struct module *m, uintptr_t lo, uintptr_t hi)
 		m->ext[m->nr_ext++] = (struct extent){ lo, hi };
 }
 
+static uint32_t build_id_key(const struct dl_phdr_info *info, const struct module *m);
+
 static bool read_module(const struct dl_phdr_info *info, struct module *m)
 {
 	int i;
 
 	memset(m, 0, sizeof(*m));
+	m->base = info->dlpi_addr;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo, hi;
@@ -217,6 +222,7 @@ static bool read_module(const struct dl_phdr_info *info, struct module *m)
 		if (hi > m->hi)
 			m->hi = hi;
 	}
+	m->key = build_id_key(info, m);
 	return m->lo;
 }
 
@@ -429,6 +435,44 @@ static bool cur_encoded(struct cursor *c, uint8_t enc, uintptr_t data_base, uint
 	}
 	*out = v;
 	return true;
+}
+
+/* a note's name or descriptor: its bytes, then padding to 4 */
+static bool cur_note_part(struct cursor *c, uint32_t len, uintptr_t *at)
+{
+	*at = c->p;
+	return cur_skip(c, ((uint64_t)len + 3) & ~3ULL);
+}
+
+/* a hash of the GNU build id in the module's notes, never 0; 0 without one */
+static uint32_t build_id_key(const struct dl_phdr_info *info, const struct module *m)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo, hi, name, desc;
+		struct cursor c;
+		uint32_t h[3];
+
+		if (ph->p_type != PT_NOTE || add_overflows(info->dlpi_addr, ph->p_vaddr, &lo) ||
+		    add_overflows(lo, ph->p_memsz, &hi) || !cursor_at(m, lo, &c))
+			continue;
+		if (hi < c.end)
+			c.end = hi;
+		while (cur_read(&c, h, sizeof(h)) && cur_note_part(&c, h[0], &name) &&
+		       cur_note_part(&c, h[1], &desc)) {
+			uint32_t key = 2166136261U, k;
+
+			if (h[2] != NT_GNU_BUILD_ID || h[0] != 4 || memcmp((const void *)name, "GNU", 4) ||
+			    !h[1])
+				continue;
+			for (k = 0; k < h[1]; k++)
+				key = (key ^ ((const uint8_t *)desc)[k]) * 16777619U;
+			return key ? key : 1;
+		}
+	}
+	return 0;
 }
 
 /* the FDE covering pc, by binary search of .eh_frame_hdr's table */
@@ -733,6 +777,79 @@ static bool rule_from(const struct module *m, uintptr_t pc, struct rule *r)
 }
 
 /*
+ * A rule in a slot of the shared table (shim-abi.h): the CFA's offset in 24
+ * bits, the return address's and rbp's offsets in eighths (they are words),
+ * the CFA's register, and in the top 20 bits a check derived from the key.
+ */
+#define RULE_CHECK_SHIFT	44
+
+static uint64_t rule_check(uint64_t key)
+{
+	return (key * 0xc2b2ae3d27d4eb4fULL) >> RULE_CHECK_SHIFT << RULE_CHECK_SHIFT;
+}
+
+static uint64_t field(int64_t v, unsigned int bits, unsigned int shift)
+{
+	return ((uint64_t)v & ((1ULL << bits) - 1)) << shift;
+}
+
+static int64_t signed_field(uint64_t val, unsigned int bits, unsigned int shift)
+{
+	return (int64_t)(val << (64 - bits - shift)) >> (64 - bits);
+}
+
+static bool rule_pack(const struct rule *r, uint64_t key, uint64_t *val)
+{
+	if (!fits(r->cfa_off, -(1 << 23), (1 << 23) - 1))
+		return false;
+	*val = field(r->cfa_off, 24, 0) | field(r->ra_off / 8, 5, 24) |
+	       field(r->bp_off / 8, 13, 29) | (uint64_t)(r->cfa_reg == DW_RBP) << 42 |
+	       rule_check(key);
+	return true;
+}
+
+static bool rule_unpack(uint64_t val, uint64_t key, struct rule *r)
+{
+	if ((val >> RULE_CHECK_SHIFT << RULE_CHECK_SHIFT) != rule_check(key))
+		return false;
+	r->cfa_off = signed_field(val, 24, 0);
+	r->ra_off = signed_field(val, 5, 24) * 8;
+	r->bp_off = signed_field(val, 13, 29) * 8;
+	r->cfa_reg = (val >> 42) & 1 ? DW_RBP : DW_RSP;
+	return true;
+}
+
+/* pc's slot in the run's shared rules and its key there; NULL when not shared */
+static struct shim_rule_slot *shared_slot(const struct module *m, uintptr_t pc, uint64_t *key)
+{
+	struct shim_rule_slot *rules = shim_cfi_rules();
+	uintptr_t off = pc - m->base;
+
+	if (!rules || !m->key || pc < m->base || off > UINT32_MAX)
+		return NULL;
+	*key = (uint64_t)m->key << 32 | off;
+	return &rules[(*key * 0x9e3779b97f4a7c15ULL) >> (64 - SHIM_RULES_ORDER)];
+}
+
+/* pc's rule as another process (or thread) of the run computed it, or from the tables */
+static void module_rule(const struct module *m, uintptr_t pc, struct rule *r)
+{
+	struct shim_rule_slot *slot;
+	uint64_t key = 0, val;
+
+	slot = shared_slot(m, pc, &key);
+	if (slot && __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE) == key &&
+	    rule_unpack(__atomic_load_n(&slot->val, __ATOMIC_RELAXED), key, r))
+		return;
+	if (!rule_from(m, pc, r))
+		*r = (struct rule){ 0 };
+	if (slot && rule_pack(r, key, &val)) {
+		__atomic_store_n(&slot->val, val, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->key, key, __ATOMIC_RELEASE);
+	}
+}
+
+/*
  * False: the tables are not to be read now (a dlclose), and nothing is to
  * be kept.  Out of line: the walk's loop keeps its registers.
  */
@@ -741,7 +858,6 @@ static __attribute__((noinline, cold)) bool compute_rule(uintptr_t pc, struct ru
 	struct table_sync *s;
 	const struct module *m;
 	int saved_errno = errno;	/* the loader's, the tables' mappings: not the program's */
-	bool ok;
 
 	r->ra_off = 0;
 	s = table_sync();
@@ -750,11 +866,10 @@ static __attribute__((noinline, cold)) bool compute_rule(uintptr_t pc, struct ru
 		return false;
 	}
 	m = module_of(pc);
-	ok = m && rule_from(m, pc, r);
+	if (m)
+		module_rule(m, pc, r);
 	tables_leave(s);
 	errno = saved_errno;
-	if (!ok)
-		r->ra_off = 0;
 	return true;
 }
 

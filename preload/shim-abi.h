@@ -93,6 +93,29 @@ struct shim_control {
 #define SHIM_CTL_FREERES	(1U << 0)
 
 /*
+ * With --call-graph dwarf, SHIM_ACCEPT carries a second fd: the run's CFI
+ * rules, a table every shim of the run maps read-write and memtrack never
+ * reads.  A rule computed from a module's .eh_frame in one process serves
+ * the same module (same build id) in every other: ten cc1 processes of a
+ * make compute each return address's rule once, not ten times.
+ *
+ * A slot is two words, each stored and loaded whole.  key: the module's
+ * build-id hash (never 0) above the pc's offset from the module's base; 0
+ * is an empty slot.  val: the rule, and above it a check derived from
+ * key, so that a val stored for another key between the reader's loads
+ * does not pass.  Writers store val, then key.  What another process
+ * wrote can be wrong: a rule read here only ever moves the walk inside the
+ * reader's stack span, so a bad one cuts or garbles that stack, no more.
+ */
+struct shim_rule_slot {
+	__u64 key;
+	__u64 val;
+};
+
+#define SHIM_RULES_ORDER	17	/* slots, log2: 2 MiB of shared memory, touched as used */
+#define SHIM_RULES_SIZE		((1UL << SHIM_RULES_ORDER) * sizeof(struct shim_rule_slot))
+
+/*
  * A ring: one page of header, then the data area, mapped twice in a row by
  * both sides so that no record wraps.  The producer (the thread, and signal
  * handlers that interrupt it) reserves with an atomic add on prod, writes the

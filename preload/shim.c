@@ -71,6 +71,7 @@ struct shim_proc {
 	int32_t pid;		/* whose page this is: a vfork child shares it */
 	uint64_t sock_ino;	/* to tell our socket from a reused fd number */
 	const struct shim_control *ctl;
+	struct shim_rule_slot *cfi_rules;	/* shared with the run's other shims, or NULL */
 	struct ring_ref *rings;		/* this incarnation's, for unmapping when their thread ends */
 	uint32_t nrings, rings_cap;
 	uint32_t next_check;		/* the next ring whose thread is looked for */
@@ -219,6 +220,13 @@ static struct shim_proc *proc_page(void)
 	return p;
 }
 
+struct shim_rule_slot *shim_cfi_rules(void)
+{
+	struct shim_proc *p = __atomic_load_n(&proc, __ATOMIC_ACQUIRE);
+
+	return p ? __atomic_load_n(&p->cfi_rules, __ATOMIC_ACQUIRE) : NULL;
+}
+
 /* MEMTRACK_SHIM from the environment the process started with (unsetenv cannot hide it) */
 static int read_sock_name(void)
 {
@@ -320,19 +328,22 @@ static int connect_to_memtrack(void)
 	return fd;
 }
 
-/* the reply: one byte, and with SHIM_ACCEPT the control page's fd */
-static char receive_reply(int sock, int *ctl_fd)
+/*
+ * The reply: one byte, and with SHIM_ACCEPT the control page's fd and,
+ * with dwarf stacks, the CFI rules' (fds[1], else -1)
+ */
+static char receive_reply(int sock, int fds[2])
 {
 	char byte = SHIM_REJECT;
 	int nfds;
 
-	*ctl_fd = -1;
+	fds[0] = fds[1] = -1;
 	/*
 	 * However long memtrack takes, as a full ring does: a process that gave
 	 * up would run on untracked with memtrack counting it as served.  If
 	 * memtrack is gone, its end is closed, and the read ends as a refusal.
 	 */
-	if (recv_fds(sock, &byte, 1, ctl_fd, 1, &nfds) != 1)
+	if (recv_fds(sock, &byte, 1, fds, 2, &nfds) != 1)
 		return SHIM_REJECT;
 	return byte;
 }
@@ -351,6 +362,26 @@ static const struct shim_control *map_control(int fd)
 	return ctl;
 }
 
+/* the run's shared CFI rules, NULL without: stacks are then computed here alone */
+static struct shim_rule_slot *map_cfi_rules(int fd)
+{
+	struct shim_rule_slot *rules;
+	struct stat st;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || (uint64_t)st.st_size != SHIM_RULES_SIZE) {
+		close(fd);
+		return NULL;
+	}
+	rules = shim_mmap(NULL, SHIM_RULES_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (rules == MAP_FAILED)
+		return NULL;
+	madvise(rules, SHIM_RULES_SIZE, MADV_DONTFORK);
+	return rules;
+}
+
 extern uint32_t shim_hello_flags(void) SHIM_HIDDEN;
 
 #define NOT_REACHED	(-2)
@@ -359,21 +390,22 @@ extern uint32_t shim_hello_flags(void) SHIM_HIDDEN;
  * A new connection, introduced: memtrack takes no ring on one that has not
  * said hello.  -1: refused; NOT_REACHED: no memtrack to say it to.
  */
-static int connect_and_hello(uint32_t tid, int *ctl_fd)
+static int connect_and_hello(uint32_t tid, int fds[2])
 {
 	struct shim_hello hello = {
 		.msg = SHIM_HELLO, .magic = SHIM_MAGIC, .version = SHIM_VERSION,
 		.flags = shim_hello_flags(), .tid = tid,
 	};
-	int sock = connect_to_memtrack();
+	int sock = connect_to_memtrack(), i;
 
-	*ctl_fd = -1;
+	fds[0] = fds[1] = -1;
 	if (sock < 0)
 		return NOT_REACHED;
 	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
-	    receive_reply(sock, ctl_fd) != SHIM_ACCEPT) {
-		if (*ctl_fd >= 0)
-			close(*ctl_fd);
+	    receive_reply(sock, fds) != SHIM_ACCEPT) {
+		for (i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		close(sock);
 		return -1;
 	}
@@ -383,14 +415,17 @@ static int connect_and_hello(uint32_t tid, int *ctl_fd)
 /* says hello; 0 when memtrack takes this process's records, else -1 or NOT_REACHED */
 static int join_memtrack(struct shim_proc *p, uint32_t tid)
 {
-	int ctl_fd, sock = connect_and_hello(tid, &ctl_fd);
+	int fds[2], sock = connect_and_hello(tid, fds);
 
 	if (sock < 0)
 		return sock;
-	if (!(p->ctl = map_control(ctl_fd))) {
+	if (!(p->ctl = map_control(fds[0]))) {
+		if (fds[1] >= 0)
+			close(fds[1]);
 		close(sock);
 		return -1;
 	}
+	__atomic_store_n(&p->cfi_rules, map_cfi_rules(fds[1]), __ATOMIC_RELEASE);
 	p->sock = sock;
 	p->sock_ino = fd_ino(sock);
 	last_sock = sock;
@@ -445,17 +480,18 @@ static void proc_init(struct shim_proc *p, uint32_t tid)
 
 /*
  * The connection, checked: the program may have closed our fd and reused
- * its number.  A new one says hello again (the control page we have).
+ * its number.  A new one says hello again (the control page and rules we have).
  */
 static int proc_socket(struct shim_proc *p)
 {
-	int ctl_fd;
+	int fds[2], i;
 
 	if (p->sock > 0 && fd_ino(p->sock) == p->sock_ino)
 		return p->sock;
-	p->sock = connect_and_hello(syscall(SYS_gettid), &ctl_fd);
-	if (ctl_fd >= 0)
-		close(ctl_fd);
+	p->sock = connect_and_hello(syscall(SYS_gettid), fds);
+	for (i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	p->sock_ino = p->sock >= 0 ? fd_ino(p->sock) : 0;
 	last_sock = p->sock;
 	last_sock_ino = p->sock_ino;

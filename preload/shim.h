@@ -135,6 +135,8 @@ SHIM_HIDDEN void shim_stack_reset(struct shim_thread *t);
 /* the frames from the program's caller on, by CFI; each read inside stack */
 SHIM_HIDDEN uint32_t shim_cfi_walk(const struct shim_span *stack, const struct shim_caller *c,
 				   uint64_t *ips, uint32_t max);
+/* the CFI rules this process shares with the run's other shims (shim-abi.h), or NULL */
+SHIM_HIDDEN struct shim_rule_slot *shim_cfi_rules(void);
 /* dlclose(): waits for the unwinders to leave the CFI of every library, keeps them out */
 SHIM_HIDDEN void shim_cfi_close_begin(void);
 SHIM_HIDDEN void shim_cfi_close_end(void);

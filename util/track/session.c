@@ -722,6 +722,8 @@ static void finish_merge(struct track_session *s)
 	merger__read_unserved(s->merger);
 	merger__stats(s->merger, &st);
 	s->event_lost = st.lost;
+	if (verbose > 0)
+		s->cfi_rules = shim_host__cfi_rules(s->host);
 	shim_host__delete(s->host);
 	s->host = NULL;
 }

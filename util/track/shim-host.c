@@ -43,7 +43,8 @@ struct shim_host {
 	struct shim_host_ops ops;
 	struct shim_host_opts opts;
 	int listen_fd;
-	int ctl_fd;
+	int reply_fds[2];		/* the control page's and, with dwarf stacks, the CFI rules' */
+	int nreply_fds;
 	struct shim_control *ctl;
 	int epoll_fd;
 	int spare_fd;			/* closed to accept, and refuse, when none is left */
@@ -144,7 +145,7 @@ static int create_control(struct shim_host *h)
 
 	if (fd < 0)
 		return -errno;
-	h->ctl_fd = fd;
+	h->reply_fds[h->nreply_fds++] = fd;
 	if (ftruncate(fd, page))
 		return -errno;
 	h->ctl = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -159,6 +160,23 @@ static int create_control(struct shim_host *h)
 	/* the shims may map it, but only to read: our mapping alone writes */
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
 		  F_SEAL_SEAL))
+		return -errno;
+	return 0;
+}
+
+/* the table the shims share their CFI rules in (shim-abi.h): sized once, for good */
+static int create_cfi_rules(struct shim_host *h)
+{
+	int fd;
+
+	if (h->opts.call_graph != MT_CALL_GRAPH_DWARF)
+		return 0;
+	fd = memfd_create("memtrack-cfi-rules", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	h->reply_fds[h->nreply_fds++] = fd;
+	if (ftruncate(fd, SHIM_RULES_SIZE) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		return -errno;
 	return 0;
 }
@@ -206,11 +224,13 @@ int shim_host__new(struct shim_host **out, const struct shim_host_opts *opts,
 		return -ENOMEM;
 	h->ops = *ops;
 	h->opts = *opts;
-	h->listen_fd = h->ctl_fd = h->epoll_fd = -1;
+	h->listen_fd = h->epoll_fd = -1;
 	h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	h->fd_ceiling = fd_ceiling();
 	h->pidns = pidns_of("self");
 	err = create_control(h);
+	if (!err)
+		err = create_cfi_rules(h);
 	if (!err)
 		err = create_socket(h);
 	if (err) {
@@ -234,8 +254,8 @@ void shim_host__delete(struct shim_host *h)
 		close(h->listen_fd);
 	if (h->ctl)
 		munmap(h->ctl, sysconf(_SC_PAGESIZE));
-	if (h->ctl_fd >= 0)
-		close(h->ctl_fd);
+	while (h->nreply_fds)
+		close(h->reply_fds[--h->nreply_fds]);
 	if (h->spare_fd >= 0)
 		close(h->spare_fd);
 	free(h->conns);
@@ -410,7 +430,8 @@ static int send_reply(struct shim_host *h, int fd, bool accept)
 {
 	char byte = accept ? SHIM_ACCEPT : SHIM_REJECT;
 
-	return send_fds(fd, &byte, 1, &h->ctl_fd, accept, MSG_DONTWAIT) == 1 ? 0 : -1;
+	return send_fds(fd, &byte, 1, h->reply_fds, accept ? h->nreply_fds : 0, MSG_DONTWAIT) == 1 ?
+		       0 : -1;
 }
 
 /*
@@ -620,4 +641,21 @@ void shim_host__drop(struct shim_host *h, pid_t pid)
 void shim_host__stats(const struct shim_host *h, struct shim_host_stats *st)
 {
 	*st = h->st;
+}
+
+uint64_t shim_host__cfi_rules(const struct shim_host *h)
+{
+	const struct shim_rule_slot *rules;
+	uint64_t i, n = 0;
+
+	/* the shims' table, only counted: nothing of it is used here */
+	if (h->nreply_fds < 2)
+		return 0;
+	rules = mmap(NULL, SHIM_RULES_SIZE, PROT_READ, MAP_SHARED, h->reply_fds[1], 0);
+	if (rules == MAP_FAILED)
+		return 0;
+	for (i = 0; i < SHIM_RULES_SIZE / sizeof(*rules); i++)
+		n += !!__atomic_load_n(&rules[i].key, __ATOMIC_RELAXED);
+	munmap((void *)rules, SHIM_RULES_SIZE);
+	return n;
 }
