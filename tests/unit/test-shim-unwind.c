@@ -37,6 +37,13 @@ bool shim_write_stack(struct shim_thread *t, uint32_t id, const uint64_t *ips, u
 	return true;
 }
 
+static struct shim_rule_slot *test_rules;	/* the run's shared table, when a test sets one */
+
+struct shim_rule_slot *shim_cfi_rules(void)
+{
+	return test_rules;
+}
+
 #define PG		4096UL
 #define MAX		SHIM_MAX_FRAMES
 
@@ -425,6 +432,64 @@ static __attribute__((noinline)) void look(struct span_seen *seen, uintptr_t bp)
 	seen->cfi_frames = shim_cfi_walk(&s, &c, ips, MAX);
 }
 
+static bool same_rule(const struct rule *a, const struct rule *b)
+{
+	return a->cfa_reg == b->cfa_reg && a->cfa_off == b->cfa_off && a->ra_off == b->ra_off &&
+	       a->bp_off == b->bp_off;
+}
+
+/* a rule through a slot of the shared table: itself under its key, nothing under another */
+static void test_rule_slots(void)
+{
+	static const struct rule rules[] = {
+		{ .cfa_reg = DW_RSP, .cfa_off = 8, .ra_off = -8 },
+		{ .cfa_reg = DW_RBP, .cfa_off = 16, .ra_off = -8, .bp_off = -16 },
+		{ .cfa_reg = DW_RSP, .cfa_off = -(1 << 23), .ra_off = -128, .bp_off = -32768 },
+		{ .cfa_reg = DW_RBP, .cfa_off = (1 << 23) - 1, .ra_off = 120, .bp_off = 32760 },
+		{ .cfa_reg = DW_RSP },	/* no rule: the stack ends there */
+	};
+	struct rule out, wide = { .cfa_reg = DW_RSP, .cfa_off = 1 << 23, .ra_off = -8 };
+	uint64_t key = 0x1234567800abcdefULL, val;
+	size_t i;
+
+	for (i = 0; i < sizeof(rules) / sizeof(*rules); i++) {
+		CHECK(rule_pack(&rules[i], key, &val), "rule %zu: packed", i);
+		CHECK(rule_unpack(val, key, &out) && same_rule(&out, &rules[i]),
+		      "rule %zu: unpacked as it was", i);
+		CHECK(!rule_unpack(val, key + 1, &out), "rule %zu: not under another key", i);
+	}
+	CHECK(!rule_pack(&wide, key, &val), "a CFA offset past 24 bits is not shared");
+}
+
+/* walks through the shared table: the frames of the thread's own rules, garbage never a fault */
+static void test_shared_walks(void)
+{
+	struct span_seen own = { 0 }, shared = { 0 }, rewritten = { 0 };
+	size_t i, used = 0;
+
+	test_rules = calloc(1UL << SHIM_RULES_ORDER, sizeof(*test_rules));
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);	/* the thread's cache is void */
+	look(&own, (uintptr_t)__builtin_frame_address(0));
+	for (i = 0; i < (1UL << SHIM_RULES_ORDER); i++)
+		used += !!test_rules[i].key;
+	CHECK(used > 0, "shared: the walk left its rules in the table (%zu)", used);
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
+	look(&shared, (uintptr_t)__builtin_frame_address(0));
+	CHECK(shared.cfi_frames == own.cfi_frames && own.cfi_frames > 1,
+	      "shared: %u frames from the table, %u computed", shared.cfi_frames, own.cfi_frames);
+	for (i = 0; i < (1UL << SHIM_RULES_ORDER); i++)
+		if (test_rules[i].key)
+			test_rules[i].val = rule_check(test_rules[i].key) | (0x5a5a5a5a5a5ULL * i &
+									   ((1ULL << 44) - 1));
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
+	look(&rewritten, (uintptr_t)__builtin_frame_address(0));
+	CHECK(rewritten.cfi_frames >= 1, "shared: rewritten rules, %u frames and no fault",
+	      rewritten.cfi_frames);
+	free(test_rules);
+	test_rules = NULL;
+	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
+}
+
 static void check_seen(const struct span_seen *s, bool in_place, const char *what)
 {
 	CHECK(s->ok, "%s: a span", what);
@@ -557,6 +622,8 @@ int main(void)
 	test_cfi_stacks();
 	test_cfi_tables();
 	test_main_stack();
+	test_rule_slots();
+	test_shared_walks();
 	test_thread_stacks();
 	test_switched_stacks();
 	test_sigaltstack();
