@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "util/probe/alloc-code.h"
+#include "util/probe/allocators.h"
 
 #define BASE	0x401000ULL
 
@@ -140,8 +141,27 @@ static void test_through_pointer(void)
 	      "jmp *%%rax's bytes in an immediate");
 }
 
+/* every listed name is found at its own place; names that only look alike are not */
+static void test_symbol_names(void)
+{
+	static const char *strangers[] = {
+		"", "m", "mallo", "mallocy", "_Zn", "_Znwmm", "free ", "_ZdlPvmSt11align_val_tXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+	};
+	size_t i;
+
+	for (i = 0; i < nr_alloc_symbols; i++) {
+		int k = alloc_symbol__find(alloc_symbols[i].name);
+
+		CHECK(k >= 0 && !strcmp(alloc_symbols[k].name, alloc_symbols[i].name) &&
+		      (size_t)k <= i, "%s: found at %d", alloc_symbols[i].name, k);
+	}
+	for (i = 0; i < sizeof(strangers) / sizeof(*strangers); i++)
+		CHECK(alloc_symbol__find(strangers[i]) < 0, "'%s': not an allocator", strangers[i]);
+}
+
 int main(void)
 {
+	test_symbol_names();
 	test_call_rel32();
 	test_jmp_rel32_back();
 	test_got_slot();
