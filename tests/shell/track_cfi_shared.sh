@@ -9,11 +9,6 @@ skip_if_no_bpf
 
 tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
-# frames <json> <calls>: the symbols of the site with that many calls, innermost first
-frames() {
-	jq -r --argjson n "$2" '[.sites[] | select(.calls == $n) | .frames[].symbol] | join(" ")' "$1"
-}
-
 test_shared_across_processes() {
 	local art shared
 
@@ -24,9 +19,9 @@ test_shared_across_processes() {
 	"$MEMTRACK" report --json --stack-depth 0 "$art" >"$tmp/r.json"
 	expect_eq "three processes: one library site of 30 calls, three levels deep" \
 		"lib_leaf_alloc lib_mid_alloc outer_alloc main __libc_start_call_main" \
-		"$(frames "$tmp/r.json" 30 | cut -d' ' -f1-5)"
+		"$(site_frames "$tmp/r.json" 30 | cut -d' ' -f1-5)"
 	expect_eq "three processes: one direct site of 15 calls" \
-		"direct_alloc main __libc_start_call_main" "$(frames "$tmp/r.json" 15 | cut -d' ' -f1-3)"
+		"direct_alloc main __libc_start_call_main" "$(site_frames "$tmp/r.json" 15 | cut -d' ' -f1-3)"
 	shared=$(sed -n 's/.*the preload shims share \([0-9]*\) CFI rules.*/\1/p' "$tmp/three.err")
 	if [ "${shared:-0}" -gt 0 ]; then
 		pass "three processes: -v counts the shared rules ($shared)"

@@ -9,11 +9,6 @@ skip_if_no_bpf
 
 tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 
-# frames <json> <calls>: the symbols of the site with that many calls, innermost first
-frames() {
-	jq -r --argjson n "$2" '[.sites[] | select(.calls == $n) | .frames[].symbol] | join(" ")' "$1"
-}
-
 # known_sites <name> <workload> [<track options>...]
 known_sites() {
 	local name=$1 workload=$2
@@ -23,9 +18,9 @@ known_sites() {
 	"$MEMTRACK" report --json --stack-depth 0 "$art" >"$tmp/r.json"
 	expect_eq "$name: the library site, three levels deep" \
 		"lib_leaf_alloc lib_mid_alloc outer_alloc main __libc_start_call_main" \
-		"$(frames "$tmp/r.json" 10 | cut -d' ' -f1-5)"
+		"$(site_frames "$tmp/r.json" 10 | cut -d' ' -f1-5)"
 	expect_eq "$name: the direct site" "direct_alloc main __libc_start_call_main" \
-		"$(frames "$tmp/r.json" 5 | cut -d' ' -f1-3)"
+		"$(site_frames "$tmp/r.json" 5 | cut -d' ' -f1-3)"
 	expect_eq "$name: the library site's bytes" 55550 \
 		"$(jq '.sites[] | select(.calls == 10) | .bytes' "$tmp/r.json")"
 	expect_eq "$name: file:line of the malloc call" "libstack_alloc.c:9" \
@@ -53,12 +48,12 @@ test_short_lived_exec() {
 	art=$(track_workload "$tmp" --call-graph fp "$WORKLOADS/stack_alloc; true")
 	"$MEMTRACK" report --json --stack-depth 0 "$art" >"$tmp/r.json"
 	expect_eq "stacks: exec'd child, library site" "lib_leaf_alloc lib_mid_alloc outer_alloc" \
-		"$(frames "$tmp/r.json" 10 | cut -d' ' -f1-3)"
+		"$(site_frames "$tmp/r.json" 10 | cut -d' ' -f1-3)"
 	rm -f "$tmp"/*.msgpack
 	art=$(track_workload "$tmp" "$WORKLOADS/stack_alloc_nofp; true")
 	"$MEMTRACK" report --json --stack-depth 0 "$art" >"$tmp/r.json"
 	expect_eq "dwarf: exec'd child, library site" "lib_leaf_alloc lib_mid_alloc outer_alloc main" \
-		"$(frames "$tmp/r.json" 10 | cut -d' ' -f1-4)"
+		"$(site_frames "$tmp/r.json" 10 | cut -d' ' -f1-4)"
 }
 
 test_every_event_has_a_stack() {

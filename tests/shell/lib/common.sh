@@ -207,6 +207,12 @@ count() {
 	fi
 }
 
+# site_frames <json> <calls>: the symbols of report --json's site with that many calls,
+# innermost first
+site_frames() {
+	jq -r --argjson n "$2" '[.sites[] | select(.calls == $n) | .frames[].symbol] | join(" ")' "$1"
+}
+
 # sum_of <comm> <type>: events of a type over the processes of that command name, in
 # $tmp/r.json; procs_of <comm>: how many processes of that name it has
 sum_of() {
