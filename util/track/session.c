@@ -722,8 +722,7 @@ static void finish_merge(struct track_session *s)
 	merger__read_unserved(s->merger);
 	merger__stats(s->merger, &st);
 	s->event_lost = st.lost;
-	if (verbose > 0)
-		s->cfi_rules = shim_host__cfi_rules(s->host);
+	s->cfi_rules = verbose > 0 ? shim_host__cfi_rules(s->host) : -1;
 	shim_host__delete(s->host);
 	s->host = NULL;
 }
@@ -788,6 +787,7 @@ void track_session__init(struct track_session *s, const struct track_opts *opts)
 	s->child.exec_fd = -1;
 	s->watch.epoll_fd = -1;
 	s->watch.wake_fd = -1;
+	s->cfi_rules = -1;
 	proc_table__init(&s->procs);
 	run_as__from_sudo(&s->run_as);
 }

@@ -123,7 +123,7 @@ struct track_session {
 	uint64_t held_exec, held_mmap;	/* stops for new code: at exec, at a code mapping */
 	uint64_t unheld_exec;		/* execs BPF gave the shim, unheld */
 	uint64_t code_maps;		/* code mappings told by event, unheld */
-	uint64_t cfi_rules;		/* -v: in the shims' shared table at the end */
+	int64_t cfi_rules;		/* -v: in the shims' shared table at the end, -1: none */
 	uint64_t event_lost;		/* in rings dropped as corrupt */
 	unsigned int running;		/* tracked processes alive when memtrack stopped */
 	bool detached;			/* it stopped tracking a tree that runs on */

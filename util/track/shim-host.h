@@ -79,7 +79,7 @@ struct shim_host_stats {
 	uint64_t lost;			/* tracked processes not served */
 };
 void shim_host__stats(const struct shim_host *h, struct shim_host_stats *st);
-/* the CFI rules the shims keep in their shared table (dwarf stacks), for -v */
-uint64_t shim_host__cfi_rules(const struct shim_host *h);
+/* the CFI rules the shims keep in their shared table, for -v; -1: no table (h NULL, no dwarf) */
+int64_t shim_host__cfi_rules(const struct shim_host *h);
 
 #endif

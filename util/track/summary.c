@@ -33,8 +33,8 @@ static void print_unwind_stats(struct track_session *s)
 		"into %lu distinct stacks\n", st.raw,
 		human_bytes(st.raw_bytes, size, sizeof(size)),
 		st.raw ? (double)st.frames / st.raw : 0.0, st.stacks);
-	if (s->call_graph == MT_CALL_GRAPH_DWARF)
-		fprintf(stderr, "memtrack track: the preload shims share %" PRIu64
+	if (s->cfi_rules >= 0)
+		fprintf(stderr, "memtrack track: the preload shims share %" PRId64
 			" CFI rules, each computed in one process\n", s->cfi_rules);
 }
 
