@@ -36,6 +36,7 @@ struct sym_map_info {
 	const char *build_id;	/* hex, NULL when the file has none */
 	uint64_t start, end;	/* [start, end) in the process */
 	uint64_t pgoff;		/* file offset of start */
+	uint64_t maps_gen;	/* the process's mappings it was found in: 0, older ones */
 };
 
 #endif

@@ -48,6 +48,7 @@ struct pid_entry {
 	bool exited;
 	uint64_t exit_seq;
 	uint64_t refresh_ns;	/* last re-read of /proc/<pid>/maps on a miss */
+	uint64_t gen;		/* of cur and prev: a new one, never used before, at each change */
 	struct map_set *cur;
 	struct map_set *prev;	/* before the last exec */
 };
@@ -69,6 +70,7 @@ struct symbolizer {
 	size_t exited_head, nr_exited, keep_exited;
 	uint64_t exit_seq;
 	uint64_t refreshes;
+	uint64_t gens;		/* the last pid_entry.gen given */
 	size_t nr_sets;
 	struct debuginfo *debuginfo;
 	int cache_dir;		/* of dwarf_cache files, -1: none */
@@ -284,6 +286,7 @@ static void pid_revive(struct symbolizer *s, struct pid_entry *e)
 	e->refresh_ns = 0;
 	map_set__put(e->prev, &s->nr_sets);
 	e->prev = NULL;
+	e->gen = ++s->gens;
 }
 
 /* drops the oldest kept exited pid, if it has not been reused since */
@@ -405,12 +408,14 @@ static int snapshot_pid(struct symbolizer *s, pid_t pid, enum snap_mode mode)
 		pid_revive(s, e);
 		map_set__put(e->cur, &s->nr_sets);
 		e->cur = set;
+		e->gen = ++s->gens;
 		break;
 	case SNAP_EXEC:
 		pid_revive(s, e);
 		map_set__put(e->prev, &s->nr_sets);
 		e->prev = e->cur;
 		e->cur = set;
+		e->gen = ++s->gens;
 		break;
 	case SNAP_MERGE:
 		merged = map_set__merge(set, e->cur, &s->nr_sets);
@@ -421,6 +426,7 @@ static int snapshot_pid(struct symbolizer *s, pid_t pid, enum snap_mode mode)
 		}
 		map_set__put(e->cur, &s->nr_sets);
 		e->cur = merged;
+		e->gen = ++s->gens;
 		s->refreshes++;
 		break;
 	}
@@ -463,6 +469,7 @@ int symbolizer__fork(struct symbolizer *s, pid_t parent, pid_t child)
 	ce->prev = NULL;
 	map_set__put(ce->cur, &s->nr_sets);
 	ce->cur = map_set__get(pe->cur);
+	ce->gen = ++s->gens;
 out:
 	pthread_mutex_unlock(&s->lock);
 	return err;
@@ -538,6 +545,7 @@ int symbolizer__add_mapping(struct symbolizer *s, pid_t pid,
 	if (merged) {
 		map_set__put(e->cur, &s->nr_sets);
 		e->cur = merged;
+		e->gen = ++s->gens;
 	} else {
 		err = -ENOMEM;
 	}
@@ -556,7 +564,8 @@ enum refresh_policy {
 };
 
 static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip, bool use_prev,
-		       struct map *out, bool *may_refresh, enum refresh_policy policy)
+		       struct map *out, uint64_t *gen, bool *may_refresh,
+		       enum refresh_policy policy)
 {
 	const struct map *m = NULL;
 	struct pid_entry *e;
@@ -568,6 +577,7 @@ static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip, bool use_pr
 		m = map_set__find(use_prev ? e->prev : e->cur, ip);
 	if (m)
 		*out = *m;
+	*gen = m && !use_prev ? e->gen : 0;
 	if (!m && may_refresh) {
 		now = now_ns();
 		if (e)
@@ -589,15 +599,15 @@ static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip, bool use_pr
  * before the last exec (a stack taken before it).
  */
 static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m,
-		     enum refresh_policy policy)
+		     uint64_t *gen, enum refresh_policy policy)
 {
 	bool refresh, hit = false;
 
-	if (map_lookup(s, pid, ip, false, m, &refresh, policy))
+	if (map_lookup(s, pid, ip, false, m, gen, &refresh, policy))
 		return true;
 	if (refresh && pid > 0) {
 		if (!snapshot_pid(s, pid, SNAP_MERGE)) {
-			hit = map_lookup(s, pid, ip, false, m, NULL, policy);
+			hit = map_lookup(s, pid, ip, false, m, gen, NULL, policy);
 		} else {
 			pthread_mutex_lock(&s->lock);
 			s->gone_pid = pid;
@@ -605,14 +615,14 @@ static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m
 			pthread_mutex_unlock(&s->lock);
 		}
 	}
-	return hit || map_lookup(s, pid, ip, true, m, NULL, policy);
+	return hit || map_lookup(s, pid, ip, true, m, gen, NULL, policy);
 }
 
 static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 		   struct sym_frame *out, int max, struct sym_map_info *info)
 {
 	struct sym_module *mod;
-	uint64_t vaddr, foff;
+	uint64_t vaddr, foff, gen;
 	struct map m;
 	int n;
 
@@ -624,7 +634,7 @@ static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 		*info = (struct sym_map_info){ 0 };
 	if (!s)
 		return -EINVAL;
-	if (!find_map(s, pid, ip, &m, REFRESH_ON_MISS))
+	if (!find_map(s, pid, ip, &m, &gen, REFRESH_ON_MISS))
 		return 1;
 	mod = m.mod;
 	foff = ip - m.start + m.pgoff;
@@ -640,9 +650,21 @@ static int resolve(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 	if (info)
 		*info = (struct sym_map_info){
 			.module = mod->path, .build_id = mod->build_id[0] ? mod->build_id : NULL,
-			.start = m.start, .end = m.end, .pgoff = m.pgoff,
+			.start = m.start, .end = m.end, .pgoff = m.pgoff, .maps_gen = gen,
 		};
 	return n;
+}
+
+uint64_t symbolizer__maps_gen(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *e;
+	uint64_t gen;
+
+	pthread_mutex_lock(&s->lock);
+	e = pid_find(s, pid);
+	gen = e && e->cur ? e->gen : 0;
+	pthread_mutex_unlock(&s->lock);
+	return gen;
 }
 
 int symbolizer__resolve_frames(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
@@ -701,7 +723,7 @@ int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool r
 			    struct unwind_rule *out)
 {
 	struct sym_module *mod;
-	uint64_t vaddr;
+	uint64_t vaddr, gen;
 	struct map m;
 	int err;
 
@@ -710,7 +732,7 @@ int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool r
 	 * runs (BPF stops it at each new one): a miss of a known pid is JIT
 	 * code or a bad frame, not worth a read of /proc per frame.
 	 */
-	if (!find_map(s, pid, ip, &m, REFRESH_UNKNOWN_PID))
+	if (!find_map(s, pid, ip, &m, &gen, REFRESH_UNKNOWN_PID))
 		return -ENOENT;
 	mod = m.mod;
 	pthread_mutex_lock(&mod->lock);

@@ -129,6 +129,12 @@ int symbolizer__resolve_pc(struct symbolizer *s, pid_t pid, uint64_t ip,
  */
 int symbolizer__resolve_frames(struct symbolizer *s, pid_t pid, uint64_t ip, bool ret_addr,
 			       struct sym_frame *out, int max, struct sym_map_info *info);
+/*
+ * The generation of pid's mappings, never the same for two sets, 0 when
+ * none is known: an address resolved in mappings of one generation
+ * (sym_map_info.maps_gen) resolves the same while the generation lasts.
+ */
+uint64_t symbolizer__maps_gen(struct symbolizer *s, pid_t pid);
 
 struct unwind_rule;
 
