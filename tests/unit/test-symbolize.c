@@ -553,18 +553,32 @@ static void test_exec(void)
 	struct symbolizer *s = symbolizer__new();
 	struct leaf before, after;
 	char line[PATH_MAX + 8];
+	struct sym_map_info info;
+	struct sym_frame f[SYM_MAX_FRAMES];
+	uint64_t gen;
 
 	if (leaf_start(&before, tpath("pie/stack_leaf"))) {
 		CHECK(0, "cannot run pie/stack_leaf");
 		symbolizer__delete(s);
 		return;
 	}
+	CHECK_U64(symbolizer__maps_gen(s, before.pid), 0, "generation: none before a snapshot");
 	CHECK(!symbolizer__snapshot(s, before.pid), "snapshot");
+	gen = symbolizer__maps_gen(s, before.pid);
+	CHECK(gen, "generation: one with the snapshot");
+	symbolizer__resolve_frames(s, before.pid, leaf_value(&before, "ret alloc_outer"), true, f,
+				   SYM_MAX_FRAMES, &info);
+	CHECK_U64(info.maps_gen, gen, "generation: an address found in the current mappings");
 	after = before;
 	snprintf(line, sizeof(line), "exec %s\n", tpath("nopie/stack_leaf"));
 	CHECK(write(before.in, line, strlen(line)) == (ssize_t)strlen(line), "write");
 	CHECK(!leaf_read(&after), "no output after exec");
 	CHECK(!symbolizer__exec(s, after.pid), "exec snapshot");
+	CHECK(symbolizer__maps_gen(s, after.pid) > gen, "generation: a new one at exec");
+	symbolizer__resolve_frames(s, before.pid, leaf_value(&before, "ret alloc_outer"), true, f,
+				   SYM_MAX_FRAMES, &info);
+	CHECK(info.maps_gen != symbolizer__maps_gen(s, before.pid),
+	      "generation: an address of the image before the exec is not the current one's");
 	realpath(tpath("nopie/stack_leaf"), after.exe);
 	check_chain(s, after.pid, &after, "nopie", "after exec");
 	check_chain(s, before.pid, &before, "pie", "before exec");
