@@ -144,40 +144,37 @@ const size_t nr_alloc_symbols = ARRAY_SIZE(alloc_symbols);
 /*
  * The names by hash: every symbol of every library a process maps is
  * looked up here (libLLVM's 45,000, nearly all "_Z..." like operator new's
- * names), 11 ms a clang run as a scan of the list.
+ * names), 11 ms a clang run as a scan of the list.  The hash reads a name's
+ * length and its first and last eight bytes, so a long mangled name costs
+ * what a short one does; a length no allocator has is out at once.
  */
 #define NAME_SLOTS	512	/* a power of two, over twice the names */
+#define NAME_MAX_LEN	63
 
 static int16_t name_slots[NAME_SLOTS];	/* index + 1; 0: empty */
-static size_t longest_name;
+static uint64_t name_lengths;		/* bit n: an allocator's name has n bytes */
 static pthread_once_t names_indexed = PTHREAD_ONCE_INIT;
 
-/* FNV-1a of name, or false when it is longer than any allocator's */
-static bool name_hash(const char *name, uint32_t *hash)
+static uint32_t name_hash(const char *name, size_t len)
 {
-	uint32_t h = 2166136261U;
-	size_t len;
+	uint64_t head = 0, tail = 0;
 
-	for (len = 0; name[len]; len++) {
-		if (len == longest_name)
-			return false;
-		h = (h ^ (uint8_t)name[len]) * 16777619U;
-	}
-	*hash = h;
-	return true;
+	memcpy(&head, name, len < 8 ? len : 8);
+	if (len > 8)
+		memcpy(&tail, name + len - 8, 8);
+	return ((head * 0x9e3779b97f4a7c15ULL) ^ (tail * 0xc2b2ae3d27d4eb4fULL) ^ len) >> 40;
 }
 
 static void index_names(void)
 {
-	uint32_t h = 0;
-	size_t i;
+	uint32_t h;
+	size_t i, len;
 
-	for (i = 0; i < nr_alloc_symbols; i++)
-		if (strlen(alloc_symbols[i].name) > longest_name)
-			longest_name = strlen(alloc_symbols[i].name);
 	for (i = 0; i < nr_alloc_symbols; i++) {
-		name_hash(alloc_symbols[i].name, &h);
-		for (h &= NAME_SLOTS - 1; name_slots[h]; h = (h + 1) & (NAME_SLOTS - 1))
+		len = strlen(alloc_symbols[i].name);
+		name_lengths |= 1ULL << len;
+		for (h = name_hash(alloc_symbols[i].name, len) & (NAME_SLOTS - 1); name_slots[h];
+		     h = (h + 1) & (NAME_SLOTS - 1))
 			;
 		name_slots[h] = i + 1;
 	}
@@ -185,13 +182,15 @@ static void index_names(void)
 
 int alloc_symbol__find(const char *name)
 {
+	size_t len = strnlen(name, NAME_MAX_LEN + 1);
 	uint32_t h;
 
 	pthread_once(&names_indexed, index_names);
-	if (!name_hash(name, &h))
+	if (len > NAME_MAX_LEN || !(name_lengths & (1ULL << len)))
 		return -1;
 	/* names are indexed in order: a name listed twice is found at its first place */
-	for (h &= NAME_SLOTS - 1; name_slots[h]; h = (h + 1) & (NAME_SLOTS - 1))
+	for (h = name_hash(name, len) & (NAME_SLOTS - 1); name_slots[h];
+	     h = (h + 1) & (NAME_SLOTS - 1))
 		if (!strcmp(alloc_symbols[name_slots[h] - 1].name, name))
 			return name_slots[h] - 1;
 	return -1;
@@ -199,3 +198,4 @@ int alloc_symbol__find(const char *name)
 
 _Static_assert(ARRAY_SIZE(alloc_symbols) <= ALLOC_SET_WORDS * 64, "alloc_set too small");
 _Static_assert(ARRAY_SIZE(alloc_symbols) * 2 <= NAME_SLOTS, "name_slots too small");
+_Static_assert(NAME_MAX_LEN < 64, "name_lengths has a bit per length");
