@@ -15,6 +15,7 @@
 #define QUEUE_SLOTS	1024
 #define BATCH_MAX	256
 #define FLUSH_NS	(2 * NSEC_PER_SEC)	/* between side records, and before the first */
+#define IPS_MAX		(1U << 20)	/* addresses kept, 48 MiB: then forgotten all at once */
 
 struct frame_entry {
 	struct sym_frame f;
@@ -189,6 +190,12 @@ static void remember_ip(struct resolver *r, const struct ip_entry *e)
 {
 	uint64_t *i;
 
+	/* a tree of a hundred thousand processes would keep each one's addresses */
+	if (r->nips == IPS_MAX) {
+		u64_map__exit(&r->ip_index);
+		u64_map__init(&r->ip_index);
+		r->nips = 0;
+	}
 	if (grow_array((void **)&r->ips, &r->ips_cap, r->nips + 1, sizeof(*r->ips)))
 		return;
 	i = u64_map__get(&r->ip_index, ip_key(e->pid, e->gen, e->ip));
