@@ -29,7 +29,7 @@ static const struct design_row {
 	{ "ring_open", { "t", "ring", "size", "watermark" }, { UNKNOWN, 0, 1 << 20, 786432 } },
 	{ "ring", { "ring", "t0", "prod0", "cons0", "t1", "prod1", "cons1", "peak" },
 	  { 0, 1000, 5000, 4000, 2000, 7000, 6000, 3000 } },
-	{ "pressure", { "ring", "t", "pids" }, { 0, 3000 } },
+	{ "pressure", { "ring", "t", "pids", "frozen" }, { 0, 3000, 0, 1 } },
 	{ "backlog", { "t", "sent", "received", "rss" }, { UNKNOWN, 17, 15, UNKNOWN } },
 	{ "resolve", { "t0", "t1", "n" }, { 100, 200, 9 } },
 	{ "encode", { "t", "events", "wait_ns", "encode_ns", "write_ns", "msgpack_bytes",
@@ -58,7 +58,7 @@ static void write_rows(void)
 		return;
 	pstats__ring_open(ps, "events", 1 << 20, 786432);
 	pstats__ring_tick(ps, &tick);
-	pstats__pressure(ps, "stacks", 3000, pids, 2);
+	pstats__pressure(ps, "stacks", 3000, pids, 2, true);
 	pstats__backlog(ps, 17, 15);
 	pstats__resolve(ps, 100, 200, 9);
 	pstats__encode(ps, &w);

@@ -37,6 +37,7 @@
 	X(CONS1, "cons1", U64)			\
 	X(PEAK, "peak", U64)			\
 	X(PIDS, "pids", PAUSES)			\
+	X(FROZEN, "frozen", U64)		\
 	X(SENT, "sent", U64)			\
 	X(RECEIVED, "received", U64)		\
 	X(RSS, "rss", U64)			\

@@ -60,7 +60,7 @@ static void thaw(struct freeze_watch *w)
 		return;
 	for (i = 0; i < n; i++)
 		w->rows[i] = (struct stopped_pid){ .pid = w->pids[i], .stopped_at = since };
-	pstats__pressure(w->stats, w->rings[trigger].ring->name, now_ns(), w->rows, n);
+	pstats__pressure(w->stats, w->rings[trigger].ring->name, now_ns(), w->rows, n, true);
 	atomic_fetch_add(&w->episodes, 1);
 }
 

@@ -120,7 +120,7 @@ void pstats__ring_tick(struct pstats *ps, const struct ring_tick *k)
 
 /* one row lists every released pid, however many */
 void pstats__pressure(struct pstats *ps, const char *ring, uint64_t t,
-		      const struct stopped_pid *pids, int n)
+		      const struct stopped_pid *pids, int n, bool frozen)
 {
 	struct stats_values v = { .ring = ring, .nr_pauses = n };
 	struct stats_pause *pauses;
@@ -137,6 +137,7 @@ void pstats__pressure(struct pstats *ps, const char *ring, uint64_t t,
 	}
 	v.pauses = pauses;
 	v.u[STATS_KEY_T] = t;
+	v.u[STATS_KEY_FROZEN] = frozen;
 	emit_row(ps, STATS_KIND_PRESSURE, &v);
 	free(pauses);
 }

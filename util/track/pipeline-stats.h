@@ -2,6 +2,7 @@
 #ifndef MEMTRACK_PIPELINE_STATS_H
 #define MEMTRACK_PIPELINE_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/track/encoder.h"
@@ -28,8 +29,9 @@ struct pstats *pstats__create(int fd, const char *path);
 void pstats__ring_open(struct pstats *ps, const char *ring, uint64_t size,
 		       uint64_t watermark);
 void pstats__ring_tick(struct pstats *ps, const struct ring_tick *tick);
+/* frozen: the tree's cgroup was thawed (each pid paused at the freeze), not SIGCONTs sent */
 void pstats__pressure(struct pstats *ps, const char *ring, uint64_t t,
-		      const struct stopped_pid *pids, int n);
+		      const struct stopped_pid *pids, int n, bool frozen);
 void pstats__backlog(struct pstats *ps, uint64_t sent, uint64_t received);
 void pstats__resolve(struct pstats *ps, uint64_t t0, uint64_t t1, uint64_t n);
 void pstats__encode(struct pstats *ps, const struct encoder_window_stats *w);

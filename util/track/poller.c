@@ -38,7 +38,7 @@ static void release_stopped(struct poller *p)
 	p->resumed += n;
 	if (n > MAX_STOPPED_PIDS)
 		n = MAX_STOPPED_PIDS;
-	pstats__pressure(p->stats, p->ring.name, now_ns(), pids, n);
+	pstats__pressure(p->stats, p->ring.name, now_ns(), pids, n, false);
 	if (p->on_release)
 		p->on_release(p->ctx, pids, n);
 }

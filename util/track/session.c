@@ -324,7 +324,7 @@ static void write_heap_rows(struct track_session *s, const struct ring_tick *k,
 
 	if (w->n) {
 		w->episodes++;
-		pstats__pressure(s->stats, "heap", now_ns(), w->pids, w->n);
+		pstats__pressure(s->stats, "heap", now_ns(), w->pids, w->n, false);
 		w->n = 0;
 	}
 	if (!s->stats)
