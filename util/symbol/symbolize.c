@@ -277,6 +277,18 @@ static void pid_remove(struct symbolizer *s, struct pid_entry *e)
 	free(e);
 }
 
+/*
+ * Every change of what cur holds goes through here: a generation never
+ * given before, so that what was resolved in the old set is not taken for
+ * the new one's (the resolver keeps addresses by generation).
+ */
+static void pid_set_cur(struct symbolizer *s, struct pid_entry *e, struct map_set *set)
+{
+	map_set__put(e->cur, &s->nr_sets);
+	e->cur = set;
+	e->gen = ++s->gens;
+}
+
 /* a new process under an old pid: forget the old one */
 static void pid_revive(struct symbolizer *s, struct pid_entry *e)
 {
@@ -286,7 +298,6 @@ static void pid_revive(struct symbolizer *s, struct pid_entry *e)
 	e->refresh_ns = 0;
 	map_set__put(e->prev, &s->nr_sets);
 	e->prev = NULL;
-	e->gen = ++s->gens;
 }
 
 /* drops the oldest kept exited pid, if it has not been reused since */
@@ -406,16 +417,13 @@ static int snapshot_pid(struct symbolizer *s, pid_t pid, enum snap_mode mode)
 	switch (mode) {
 	case SNAP_REPLACE:
 		pid_revive(s, e);
-		map_set__put(e->cur, &s->nr_sets);
-		e->cur = set;
-		e->gen = ++s->gens;
+		pid_set_cur(s, e, set);
 		break;
 	case SNAP_EXEC:
 		pid_revive(s, e);
 		map_set__put(e->prev, &s->nr_sets);
-		e->prev = e->cur;
-		e->cur = set;
-		e->gen = ++s->gens;
+		e->prev = map_set__get(e->cur);
+		pid_set_cur(s, e, set);
 		break;
 	case SNAP_MERGE:
 		merged = map_set__merge(set, e->cur, &s->nr_sets);
@@ -424,9 +432,7 @@ static int snapshot_pid(struct symbolizer *s, pid_t pid, enum snap_mode mode)
 			err = -ENOMEM;
 			goto out;
 		}
-		map_set__put(e->cur, &s->nr_sets);
-		e->cur = merged;
-		e->gen = ++s->gens;
+		pid_set_cur(s, e, merged);
 		s->refreshes++;
 		break;
 	}
@@ -467,9 +473,7 @@ int symbolizer__fork(struct symbolizer *s, pid_t parent, pid_t child)
 	pid_revive(s, ce);
 	map_set__put(ce->prev, &s->nr_sets);
 	ce->prev = NULL;
-	map_set__put(ce->cur, &s->nr_sets);
-	ce->cur = map_set__get(pe->cur);
-	ce->gen = ++s->gens;
+	pid_set_cur(s, ce, map_set__get(pe->cur));
 out:
 	pthread_mutex_unlock(&s->lock);
 	return err;
@@ -542,13 +546,10 @@ int symbolizer__add_mapping(struct symbolizer *s, pid_t pid,
 	one = map_set__from_raw(s, pid, &r, 1);
 	e = one ? pid_get(s, pid) : NULL;
 	merged = e ? map_set__merge(one, e->cur, &s->nr_sets) : NULL;
-	if (merged) {
-		map_set__put(e->cur, &s->nr_sets);
-		e->cur = merged;
-		e->gen = ++s->gens;
-	} else {
+	if (merged)
+		pid_set_cur(s, e, merged);
+	else
 		err = -ENOMEM;
-	}
 	map_set__put(one, &s->nr_sets);
 	pthread_mutex_unlock(&s->lock);
 	return err;
@@ -577,7 +578,8 @@ static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip, bool use_pr
 		m = map_set__find(use_prev ? e->prev : e->cur, ip);
 	if (m)
 		*out = *m;
-	*gen = m && !use_prev ? e->gen : 0;
+	if (gen)
+		*gen = m && !use_prev ? e->gen : 0;
 	if (!m && may_refresh) {
 		now = now_ns();
 		if (e)
@@ -596,7 +598,8 @@ static bool map_lookup(struct symbolizer *s, pid_t pid, uint64_t ip, bool use_pr
 /*
  * The mapping of pid that holds ip: as last read, else read again (mapped
  * since the snapshot by ld.so or dlopen, or never snapshotted), else the one
- * before the last exec (a stack taken before it).
+ * before the last exec (a stack taken before it).  gen, if not NULL: the
+ * generation of the set it was found in, 0 for the one before the exec.
  */
 static bool find_map(struct symbolizer *s, pid_t pid, uint64_t ip, struct map *m,
 		     uint64_t *gen, enum refresh_policy policy)
@@ -723,7 +726,7 @@ int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool r
 			    struct unwind_rule *out)
 {
 	struct sym_module *mod;
-	uint64_t vaddr, gen;
+	uint64_t vaddr;
 	struct map m;
 	int err;
 
@@ -732,7 +735,7 @@ int symbolizer__unwind_rule(struct symbolizer *s, pid_t pid, uint64_t ip, bool r
 	 * runs (BPF stops it at each new one): a miss of a known pid is JIT
 	 * code or a bad frame, not worth a read of /proc per frame.
 	 */
-	if (!find_map(s, pid, ip, &m, &gen, REFRESH_UNKNOWN_PID))
+	if (!find_map(s, pid, ip, &m, NULL, REFRESH_UNKNOWN_PID))
 		return -ENOENT;
 	mod = m.mod;
 	pthread_mutex_lock(&mod->lock);
