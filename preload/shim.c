@@ -382,6 +382,14 @@ static struct shim_rule_slot *map_cfi_rules(int fd)
 	return rules;
 }
 
+static void close_reply_fds(const int fds[2])
+{
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+}
+
 extern uint32_t shim_hello_flags(void) SHIM_HIDDEN;
 
 #define NOT_REACHED	(-2)
@@ -396,16 +404,14 @@ static int connect_and_hello(uint32_t tid, int fds[2])
 		.msg = SHIM_HELLO, .magic = SHIM_MAGIC, .version = SHIM_VERSION,
 		.flags = shim_hello_flags(), .tid = tid,
 	};
-	int sock = connect_to_memtrack(), i;
+	int sock = connect_to_memtrack();
 
 	fds[0] = fds[1] = -1;
 	if (sock < 0)
 		return NOT_REACHED;
 	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
 	    receive_reply(sock, fds) != SHIM_ACCEPT) {
-		for (i = 0; i < 2; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
+		close_reply_fds(fds);
 		close(sock);
 		return -1;
 	}
@@ -484,14 +490,12 @@ static void proc_init(struct shim_proc *p, uint32_t tid)
  */
 static int proc_socket(struct shim_proc *p)
 {
-	int fds[2], i;
+	int fds[2];
 
 	if (p->sock > 0 && fd_ino(p->sock) == p->sock_ino)
 		return p->sock;
 	p->sock = connect_and_hello(syscall(SYS_gettid), fds);
-	for (i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	close_reply_fds(fds);
 	p->sock_ino = p->sock >= 0 ? fd_ino(p->sock) : 0;
 	last_sock = p->sock;
 	last_sock_ino = p->sock_ino;

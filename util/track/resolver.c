@@ -15,7 +15,7 @@
 #define QUEUE_SLOTS	1024
 #define BATCH_MAX	256
 #define FLUSH_NS	(2 * NSEC_PER_SEC)	/* between side records, and before the first */
-#define IPS_MAX		(1U << 20)	/* addresses kept, 48 MiB: then forgotten all at once */
+#define IPS_MAX		(1U << 20)	/* addresses kept, 64 MiB with their index: then forgotten at once */
 
 struct frame_entry {
 	struct sym_frame f;
