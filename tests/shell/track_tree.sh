@@ -80,8 +80,27 @@ test_not_outside_tree() {
 	expect_eq "outside: only the tree's 100 Malloc" 100 "$(count "$tmp/r.json" Malloc)"
 }
 
+# One child at a time, 300 of them: each is forgotten once it has exited and its
+# connection closed, whichever memtrack sees first (each child's exit came before its
+# close, and memtrack kept both entries, and their rings, to the end of the run).
+test_serial_children() {
+	local loop='i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done' most
+
+	rm -f "$tmp"/*.msgpack
+	art=$(track_workload "$tmp" --stats "$tmp/stats.jsonl" -- sh -c "$loop")
+	report_json "$art" "$tmp/r.json"
+	expect_eq "serial: 301 processes" 301 "$(jq -r '.processes | length' "$tmp/r.json")"
+	[ "${MEMTRACK_BACKEND:-}" = bpf ] && return
+	# the size said is the most the live rings ever came to: a few children's, not 300
+	most=$(jq -s '[.[] | select(.k == "ring_open" and .ring == "heap") | .size] | max' \
+		"$tmp/stats.jsonl")
+	expect_eq "serial: at most 16 rings live at once" true \
+		"$(jq -n --argjson m "$most" '$m <= 16 * 1048576')"
+}
+
 test_fork
 test_fork_exec
+test_serial_children
 test_shell_pipeline
 test_threads
 test_not_outside_tree

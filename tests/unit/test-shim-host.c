@@ -48,27 +48,28 @@ static void lost(void *ctx, pid_t pid, const char *why)
 	((struct seen *)ctx)->lost++;
 }
 
-static bool decide(void *ctx, pid_t pid, uint32_t flags)
+static void *decide(void *ctx, pid_t pid, uint32_t flags)
 {
 	(void)pid;
 	(void)flags;
 	((struct seen *)ctx)->hellos++;
-	return true;
+	return ctx;
 }
 
-static bool take_ring(void *ctx, pid_t pid, struct shim_ring *r)
+static bool take_ring(void *ctx, void *proc, struct shim_ring *r)
 {
 	struct seen *s = ctx;
 
+	CHECK(proc == ctx, "a ring comes with the handle of its hello");
 	s->rings++;
-	s->ring_pid = pid;
+	s->ring_pid = r->pid;
 	s->ring_tid = r->tid;
 	return false;	/* the host unmaps it */
 }
 
-static void closed(void *ctx, pid_t pid)
+static void closed(void *ctx, void *proc)
 {
-	(void)pid;
+	CHECK(proc == ctx, "a connection ends with the handle of its hello");
 	((struct seen *)ctx)->closed++;
 }
 

@@ -349,8 +349,8 @@ void session__on_shim_lost(void *ctx, pid_t pid, const char *why)
 	s->unserved++;
 }
 
-/* a shim says hello: its process takes the shim, unless it cannot serve it */
-bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
+/* a shim says hello: its process takes the shim (its merger entry), unless it cannot serve it */
+void *session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 {
 	struct track_session *s = ctx;
 	struct merge_proc *mp;
@@ -359,7 +359,7 @@ bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 	int mode = bpf_track__mode(s->bpf, pid);
 
 	if (mode != MT_MODE_PENDING && mode != MT_MODE_PRELOAD)
-		return false;	/* BPF traces it, or not ours at all */
+		return NULL;	/* BPF traces it, or not ours at all */
 	if (mode == MT_MODE_PENDING) {
 		const char *why = NULL, *tag = NULL;
 		char buf[160];
@@ -376,34 +376,31 @@ bool session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 		}
 		if (why) {
 			use_bpf(s, pid, tag, "%s", why);
-			return false;
+			return NULL;
 		}
 		if (s->sym)
 			symbolizer__snapshot(s->sym, pid);
 	}
 	mp = merger__proc(s->merger, pid);
 	if (!mp)
-		return false;
+		return NULL;
 	merger__ref(mp);
 	set_mode(s, pid, MT_MODE_PRELOAD);
 	p = proc_table__get(&s->procs, pid);
 	if (p)
 		p->pymalloc_off = flags & SHIM_PYMALLOC_OFF;
-	return true;
+	return mp;
 }
 
 /* a ring of a process whose hello was accepted: it may have exited since, its events stand */
-bool session__on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r)
+bool session__on_shim_ring(void *ctx, void *proc, struct shim_ring *r)
 {
 	struct track_session *s = ctx;
-	struct merge_proc *mp;
+	pid_t pid = r->pid;
 	char key[32];
 	int err;
 
-	mp = merger__proc(s->merger, pid);
-	if (!mp)
-		return false;
-	err = merger__add_ring(s->merger, mp, r);
+	err = merger__add_ring(s->merger, proc, r);
 	if (err != -ENOSPC)
 		return !err;
 	s->ringless++;
@@ -416,13 +413,11 @@ bool session__on_shim_ring(void *ctx, pid_t pid, struct shim_ring *r)
 	return false;
 }
 
-void session__on_shim_closed(void *ctx, pid_t pid)
+void session__on_shim_closed(void *ctx, void *proc)
 {
 	struct track_session *s = ctx;
-	struct merge_proc *mp = merger__proc(s->merger, pid);
 
-	if (mp)
-		merger__unref(s->merger, mp);
+	merger__unref(s->merger, proc);
 }
 
 /* the thread's calls go unrecorded: the run cannot be exact */

@@ -37,6 +37,7 @@ struct conn {
 	enum conn_state state;
 	pid_t pid;
 	pid_t own_pid;		/* in a pid namespace below memtrack's: its pid there, else 0 */
+	void *proc;		/* CONN_ACCEPTED: what decide gave */
 };
 
 struct shim_host {
@@ -304,7 +305,7 @@ static void close_conn(struct shim_host *h, int fd)
 	struct conn *c = &h->conns[fd];
 
 	if (c->state == CONN_ACCEPTED && h->ops.closed)
-		h->ops.closed(h->ops.ctx, c->pid);
+		h->ops.closed(h->ops.ctx, c->proc);
 	c->state = CONN_NONE;
 	if (h->epoll_fd >= 0)
 		epoll_ctl(h->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
@@ -466,7 +467,7 @@ static bool other_hello_open(struct shim_host *h, int fd, pid_t pid)
 static bool on_hello(struct shim_host *h, int fd, const struct shim_hello *m, size_t n)
 {
 	struct conn *c = &h->conns[fd];
-	bool accept;
+	void *proc;
 
 	if (n != sizeof(*m) || m->magic != SHIM_MAGIC || m->version != SHIM_VERSION ||
 	    c->state != CONN_HELLO)
@@ -481,19 +482,20 @@ static bool on_hello(struct shim_host *h, int fd, const struct shim_hello *m, si
 	}
 	/* a hello from the main thread of memtrack's namespace, the common case, costs nothing */
 	c->own_pid = m->tid == (uint32_t)c->pid ? 0 : own_pid_of(h, c->pid);
-	accept = h->ops.decide(h->ops.ctx, c->pid, m->flags);
-	if (send_reply(h, fd, accept)) {
+	proc = h->ops.decide(h->ops.ctx, c->pid, m->flags);
+	if (send_reply(h, fd, proc != NULL)) {
 		/* the process is gone: a shim waits for its answer as long as memtrack lives */
-		if (accept && h->ops.closed)
-			h->ops.closed(h->ops.ctx, c->pid);
+		if (proc && h->ops.closed)
+			h->ops.closed(h->ops.ctx, proc);
 		return false;
 	}
-	if (!accept) {
+	if (!proc) {
 		h->st.refused++;
 		return false;
 	}
 	h->st.accepted++;
 	c->state = CONN_ACCEPTED;
+	c->proc = proc;
 	return true;
 }
 
@@ -514,7 +516,7 @@ static bool on_register(struct shim_host *h, int fd, const struct shim_register 
 			   outer_tid(c, m->tid)))
 		return false;
 	h->st.rings++;
-	if (!h->ops.ring(h->ops.ctx, c->pid, &r))
+	if (!h->ops.ring(h->ops.ctx, c->proc, &r))
 		shim_ring__unmap(&r);
 	return true;
 }

@@ -26,19 +26,22 @@
  * and said.
  */
 struct shim_host;
-struct merge_proc;
 
 struct shim_host_ops {
 	/* the kernel's pid of a connecting peer: a process of the run (NULL: all are) */
 	bool (*tracked)(void *ctx, pid_t pid);
 	/* a tracked process the host could not serve: its shim records nothing */
 	void (*lost)(void *ctx, pid_t pid, const char *why);
-	/* a process's shim says hello: take its records (true) or not */
-	bool (*decide)(void *ctx, pid_t pid, uint32_t flags);
+	/*
+	 * A process's shim says hello: the handle its connection keeps to take
+	 * its records, or NULL to refuse them.  The handle, not the pid, names
+	 * the process to the calls below: its exit may have been seen already.
+	 */
+	void *(*decide)(void *ctx, pid_t pid, uint32_t flags);
 	/* a ring of an accepted process; takes it (false: unmap it) */
-	bool (*ring)(void *ctx, pid_t pid, struct shim_ring *r);
+	bool (*ring)(void *ctx, void *proc, struct shim_ring *r);
 	/* a connection of an accepted process ended */
-	void (*closed)(void *ctx, pid_t pid);
+	void (*closed)(void *ctx, void *proc);
 	/* a thread of an accepted process could not make its ring (err: its errno) */
 	void (*no_ring)(void *ctx, pid_t pid, uint32_t tid, int err);
 	/* a warning of an accepted process's shim: printable ASCII, checked */
