@@ -324,6 +324,48 @@ static void test_one_array_per_record(void)
 	}
 }
 
+/* the same bytes as the table's packer, at every length of the frames' array header */
+static void check_stack_bytes(int32_t pid, uint64_t id, const uint64_t *frames, uint32_t nr)
+{
+	struct artifact_record r = { .type = ARTIFACT_STACK };
+	msgpack_sbuffer fast, table;
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(&fast);
+	msgpack_sbuffer_init(&table);
+	msgpack_packer_init(&pk, &fast, msgpack_sbuffer_write);
+	pack_stack_record(&pk, id, pid, frames, nr);
+	artifact_record__set_id(&r, id);
+	artifact_record__set_pid(&r, pid);
+	artifact_record__set_frames(&r, (struct artifact_ids){ frames, nr });
+	msgpack_packer_init(&pk, &table, msgpack_sbuffer_write);
+	artifact_record__pack(&pk, &r);
+	CHECK(fast.size == table.size && !memcmp(fast.data, table.data, fast.size),
+	      "stack pid %d id %#llx, %u frames: %zu bytes, the table's packer %zu",
+	      pid, (unsigned long long)id, nr, fast.size, table.size);
+	msgpack_sbuffer_destroy(&fast);
+	msgpack_sbuffer_destroy(&table);
+}
+
+static void test_stack_bytes(void)
+{
+	static const uint64_t ids[] = { 0, 1, 0x7f, 0x80, 0xffff, 0x10000, 1ULL << 32, UINT64_MAX };
+	static const int32_t pids[] = { 1, 0x80, 0x10000, INT32_MAX, -1 };
+	static const uint32_t lengths[] = { 0, 1, 15, 16, 63, 64, 65, 128, 129, 65535, 65536 };
+	uint64_t *frames = malloc((65536 + 8) * sizeof(*frames));
+	unsigned int i, j;
+
+	if (!frames)
+		return;
+	for (i = 0; i < 65536 + 8; i++)
+		frames[i] = ids[i % 8];
+	/* each length starts at another id, so every id is at every place of a chunk */
+	for (i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++)
+		for (j = 0; j < sizeof(pids) / sizeof(pids[0]); j++)
+			check_stack_bytes(pids[j], ids[(i + j) % 8], frames + i % 8, lengths[i]);
+	free(frames);
+}
+
 int main(void)
 {
 	unsigned int t;
@@ -333,6 +375,7 @@ int main(void)
 	test_one_array_per_record();
 	test_round_trip();
 	test_kind_names();
+	test_stack_bytes();
 	test_tmpdir_remove();
 	return test_done("artifact-format");
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "util/artifact/msgpack-put.h"
 #include "util/track/encoder.h"
 #include "util/prefetch.h"
 #include "util/util.h"
@@ -68,80 +69,6 @@ struct encoder {
  * very bytes msgpack-c would pack (tests/unit/test-encoder.c holds the two
  * side by side), without a callback per key and value.
  */
-static inline unsigned char *put_be16(unsigned char *p, unsigned char tag, uint16_t v)
-{
-	v = __builtin_bswap16(v);
-	*p = tag;
-	memcpy(p + 1, &v, sizeof(v));
-	return p + 1 + sizeof(v);
-}
-
-static inline unsigned char *put_be32(unsigned char *p, unsigned char tag, uint32_t v)
-{
-	v = __builtin_bswap32(v);
-	*p = tag;
-	memcpy(p + 1, &v, sizeof(v));
-	return p + 1 + sizeof(v);
-}
-
-static inline unsigned char *put_be64(unsigned char *p, unsigned char tag, uint64_t v)
-{
-	v = __builtin_bswap64(v);
-	*p = tag;
-	memcpy(p + 1, &v, sizeof(v));
-	return p + 1 + sizeof(v);
-}
-
-/* a non-negative integer in its smallest encoding, as msgpack-c packs it */
-static inline unsigned char *put_uint(unsigned char *p, uint64_t v)
-{
-	if (v < 0x80) {
-		*p++ = v;
-		return p;
-	}
-	if (v <= UINT8_MAX) {
-		p[0] = 0xcc;
-		p[1] = v;
-		return p + 2;
-	}
-	if (v <= UINT16_MAX)
-		return put_be16(p, 0xcd, v);
-	if (v <= UINT32_MAX)
-		return put_be32(p, 0xce, v);
-	return put_be64(p, 0xcf, v);
-}
-
-/* a signed 32-bit integer, as msgpack_pack_int32() packs it */
-static unsigned char *put_int32(unsigned char *p, int32_t v)
-{
-	if (v >= 0)
-		return put_uint(p, v);
-	if (v >= -32) {
-		*p++ = (unsigned char)v;
-		return p;
-	}
-	if (v >= INT8_MIN) {
-		p[0] = 0xd0;
-		p[1] = (uint8_t)v;
-		return p + 2;
-	}
-	if (v >= INT16_MIN)
-		return put_be16(p, 0xd1, (uint16_t)v);
-	return put_be32(p, 0xd2, (uint32_t)v);
-}
-
-/* a short string, its fixstr byte first */
-static inline __attribute__((always_inline)) unsigned char *
-put_fixstr(unsigned char *p, const char *s, unsigned int len)
-{
-	*p++ = 0xa0 | len;
-	memcpy(p, s, len);
-	return p + len;
-}
-
-/* the key of field f: the table's name, a constant once inlined */
-#define PUT_KEY(p, f)	put_fixstr(p, artifact_keys[f].name, artifact_keys[f].len)
-
 size_t encode_alloc_event(unsigned char *buf, const struct mt_alloc_event *e)
 {
 	bool has_size = e->kind != MT_FREE;
