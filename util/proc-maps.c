@@ -5,8 +5,15 @@
 #include <string.h>
 
 #include "util/proc-maps.h"
+#include "util/util.h"
 
 #define DELETED " (deleted)"
+/*
+ * The kernel formats as many lines as a read asks room for: a small
+ * process's maps in one read, where stdio's 1 KiB (the st_blksize of
+ * /proc) took four.  It is read at each exec and hello of a tree.
+ */
+#define MAPS_BUF	(16 << 10)
 
 int proc_maps__open(struct proc_maps *it, pid_t pid)
 {
@@ -17,6 +24,9 @@ int proc_maps__open(struct proc_maps *it, pid_t pid)
 	it->f = fopen(name, "re");
 	if (!it->f)
 		return errno == ENOENT ? -ESRCH : -errno;
+	it->buf = malloc(MAPS_BUF);
+	if (it->buf)
+		setvbuf(it->f, it->buf, _IOFBF, MAPS_BUF);
 	return 0;
 }
 
@@ -80,6 +90,48 @@ void proc_maps__close(struct proc_maps *it)
 {
 	if (it->f)
 		fclose(it->f);
+	free(it->buf);
 	free(it->line);
 	memset(it, 0, sizeof(*it));
+}
+
+#define VDSO_NAME	"[vdso]"
+
+int proc_exec_maps__read(struct proc_exec_maps *maps, pid_t pid)
+{
+	struct proc_maps it;
+	struct proc_map m;
+	int err;
+
+	memset(maps, 0, sizeof(*maps));
+	err = proc_maps__open(&it, pid);
+	if (err)
+		return err;
+	while ((err = proc_maps__next(&it, &m)) > 0) {
+		/* anonymous executable memory (JIT), [vsyscall], [uprobes]: no file */
+		if (!proc_map__exec(&m) || (m.path[0] != '/' && strcmp(m.path, VDSO_NAME)))
+			continue;
+		if (grow_array((void **)&maps->v, &maps->cap, maps->n + 1, sizeof(*maps->v)) ||
+		    !(m.path = strdup(m.path))) {
+			err = -ENOMEM;
+			break;
+		}
+		maps->v[maps->n++] = m;
+	}
+	proc_maps__close(&it);
+	if (err && err != -ESRCH) {
+		proc_exec_maps__free(maps);
+		return err;
+	}
+	return 0;
+}
+
+void proc_exec_maps__free(struct proc_exec_maps *maps)
+{
+	size_t i;
+
+	for (i = 0; i < maps->n; i++)
+		free((char *)maps->v[i].path);
+	free(maps->v);
+	memset(maps, 0, sizeof(*maps));
 }

@@ -32,6 +32,7 @@ struct proc_map {
 
 struct proc_maps {
 	FILE *f;
+	char *buf;		/* the stream's */
 	char *line;
 	size_t cap;
 };
@@ -46,5 +47,19 @@ static inline bool proc_map__exec(const struct proc_map *m)
 {
 	return m->perms[2] == 'x';
 }
+
+/*
+ * A process's executable mappings, read once for all who look at them (a
+ * hello's inspection and symbols): its files' and [vdso]'s, in address
+ * order, each path a copy of its own.
+ */
+struct proc_exec_maps {
+	struct proc_map *v;
+	size_t n, cap;
+};
+
+/* 0, -ESRCH when pid is gone, or -errno; a process that exits while read leaves what was read */
+int proc_exec_maps__read(struct proc_exec_maps *maps, pid_t pid);
+void proc_exec_maps__free(struct proc_exec_maps *maps);
 
 #endif

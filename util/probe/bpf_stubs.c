@@ -29,6 +29,13 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 	return -EOPNOTSUPP;
 }
 
+int bpf_track__inspect_maps(struct bpf_track *t, pid_t pid, const struct proc_exec_maps *maps,
+			    enum link_want want, struct code_scan *scan)
+{
+	(void)t, (void)pid, (void)maps, (void)want, (void)scan;
+	return -EOPNOTSUPP;
+}
+
 void bpf_track__count_fork(struct bpf_track *t, pid_t parent, pid_t child)
 {
 	(void)t, (void)parent, (void)child;

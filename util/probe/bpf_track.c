@@ -658,26 +658,28 @@ static int inspect_mapping(struct bpf_track *t, pid_t pid, const struct proc_map
 }
 
 /* the file of pid's executable, among its mappings */
-static void find_exe(struct bpf_track *t, pid_t pid, struct code_scan *scan)
+static void find_exe(struct bpf_track *t, pid_t pid, const struct proc_exec_maps *maps,
+		     struct code_scan *scan)
 {
 	char exe[64], target[PATH_MAX], path[64];
 	struct probe_file *f;
-	struct proc_maps maps;
-	struct proc_map m;
+	size_t i;
 	ssize_t n;
 	int err;
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	n = readlink(exe, target, sizeof(target) - 1);
-	if (n <= 0 || proc_maps__open(&maps, pid))
+	if (n <= 0)
 		return;
 	target[n] = 0;
 	if (n > 10 && !strcmp(target + n - 10, " (deleted)"))
 		target[n - 10] = 0;
-	while (proc_maps__next(&maps, &m) > 0) {
-		if (!proc_map__exec(&m) || !m.ino || strcmp(m.path, target))
+	for (i = 0; i < maps->n; i++) {
+		const struct proc_map *m = &maps->v[i];
+
+		if (!m->ino || strcmp(m->path, target))
 			continue;
-		f = mapping_file(t, pid, &m, path, sizeof(path), &err);
+		f = mapping_file(t, pid, m, path, sizeof(path), &err);
 		if (!f)
 			break;
 		scan->exe_found = true;
@@ -687,7 +689,6 @@ static void find_exe(struct bpf_track *t, pid_t pid, struct code_scan *scan)
 		scan->exe_own = f->own;
 		break;
 	}
-	proc_maps__close(&maps);
 }
 
 /*
@@ -727,36 +728,49 @@ static void find_alias_use(struct code_scan *scan)
 		}
 }
 
-int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
-			       struct code_scan *scan)
+int bpf_track__inspect_maps(struct bpf_track *t, pid_t pid, const struct proc_exec_maps *maps,
+			    enum link_want want, struct code_scan *scan)
 {
 	struct code_scan ignored;
-	struct proc_maps maps;
-	struct proc_map m;
-	int err;
+	size_t i;
+	int err = 0;
 
 	if (!scan)
 		scan = &ignored;
 	memset(scan, 0, sizeof(*scan));
-	find_exe(t, pid, scan);
+	find_exe(t, pid, maps, scan);
 	if (scan->exe_static)
 		unlink_guest_files(t, pid, &scan->exe_id);
-	err = proc_maps__open(&maps, pid);
-	if (err)
-		return err == -ESRCH ? -ENOENT : err;
-	while ((err = proc_maps__next(&maps, &m)) > 0) {
-		if (!proc_map__exec(&m) || !m.ino || m.path[0] != '/')
+	for (i = 0; i < maps->n; i++) {
+		const struct proc_map *m = &maps->v[i];
+
+		if (!m->ino || m->path[0] != '/')
 			continue;
-		err = inspect_mapping(t, pid, &m, want, scan);
+		err = inspect_mapping(t, pid, m, want, scan);
 		if (err == -ENOMEM)
 			break;
 	}
-	proc_maps__close(&maps);
 	find_alias_use(scan);
 	/* a fork's mode came with its parent's links: does it need a hold at its forks */
 	if (t->nshared && want == LINK_ALL)
 		set_linked(t, pid, has_unshared_links(t, pid));
 	return err == -ENOMEM ? err : 0;	/* a process gone meanwhile: what was read */
+}
+
+int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
+			       struct code_scan *scan)
+{
+	struct proc_exec_maps maps;
+	int err = proc_exec_maps__read(&maps, pid);
+
+	if (err) {
+		if (scan)
+			memset(scan, 0, sizeof(*scan));
+		return err == -ESRCH ? -ENOENT : err;
+	}
+	err = bpf_track__inspect_maps(t, pid, &maps, want, scan);
+	proc_exec_maps__free(&maps);
+	return err;
 }
 
 /* pid's links go, to a thread that closes them: each close takes milliseconds */

@@ -69,6 +69,10 @@ enum link_want {
  */
 int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want want,
 			       struct code_scan *scan);
+struct proc_exec_maps;
+/* inspect_process() of mappings read already (proc_exec_maps__read()) */
+int bpf_track__inspect_maps(struct bpf_track *t, pid_t pid, const struct proc_exec_maps *maps,
+			    enum link_want want, struct code_scan *scan);
 /* pid's probes go (it exited, or its new image takes the shim) */
 void bpf_track__unlink_process(struct bpf_track *t, pid_t pid);
 /*

@@ -151,56 +151,26 @@ static struct map_set *map_set__from_raw(struct symbolizer *s, pid_t pid,
 
 /* ---- /proc/<pid>/maps --------------------------------------------------- */
 
-static void raw_maps_free(struct sym_file_map *raw, size_t nr)
+/* the mappings as the modules take them: the paths stay the reader's */
+static struct sym_file_map *raw_maps_of(const struct proc_exec_maps *maps)
 {
+	struct sym_file_map *raw = calloc(maps->n ? maps->n : 1, sizeof(*raw));
 	size_t i;
 
-	for (i = 0; i < nr; i++)
-		free((char *)raw[i].path);
-	free(raw);
-}
+	if (!raw)
+		return NULL;
+	for (i = 0; i < maps->n; i++) {
+		const struct proc_map *m = &maps->v[i];
+		bool file = m->path[0] == '/';
 
-/* the executable file mappings of pid, and [vdso]; without any lock */
-static int read_maps(pid_t pid, struct sym_file_map **out, size_t *nr_out)
-{
-	struct sym_file_map *raw = NULL;
-	size_t nr = 0, cap = 0;
-	struct proc_maps it;
-	struct proc_map m;
-	int err;
-
-	err = proc_maps__open(&it, pid);
-	if (err)
-		return err;
-	while ((err = proc_maps__next(&it, &m)) > 0) {
-		bool file = m.path[0] == '/';
-
-		/* anonymous executable memory (JIT), [vsyscall], [uprobes]: no file */
-		if (!proc_map__exec(&m) || (!file && strcmp(m.path, VDSO_NAME)))
-			continue;
-		if (grow_array((void **)&raw, &cap, nr + 1, sizeof(*raw)) ||
-		    !(raw[nr].path = strdup(m.path))) {
-			err = -ENOMEM;
-			break;
-		}
-		raw[nr].start = m.start;
-		raw[nr].end = m.end;
-		raw[nr].pgoff = m.pgoff;
-		raw[nr].dev = file ? makedev(m.dev_major, m.dev_minor) : 0;
-		raw[nr].ino = file ? m.ino : 0;
-		nr++;
+		raw[i].path = m->path;
+		raw[i].start = m->start;
+		raw[i].end = m->end;
+		raw[i].pgoff = m->pgoff;
+		raw[i].dev = file ? makedev(m->dev_major, m->dev_minor) : 0;
+		raw[i].ino = file ? m->ino : 0;
 	}
-	proc_maps__close(&it);
-	/* a process that exits while it is read: what was read, maybe nothing */
-	if (err == -ESRCH)
-		err = 0;
-	if (err) {
-		raw_maps_free(raw, nr);
-		return err;
-	}
-	*out = raw;
-	*nr_out = nr;
-	return 0;
+	return raw;
 }
 
 /* ---- pids --------------------------------------------------------------- */
@@ -388,24 +358,20 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dirs)
 	return 0;
 }
 
-static int snapshot_pid(struct symbolizer *s, pid_t pid, enum snap_mode mode)
+static int snapshot_maps(struct symbolizer *s, pid_t pid, const struct proc_exec_maps *maps,
+			 enum snap_mode mode)
 {
 	struct map_set *set, *merged;
-	struct sym_file_map *raw = NULL;
+	struct sym_file_map *raw;
 	struct pid_entry *e;
-	size_t nr = 0;
-	int err;
+	size_t nr = maps->n;
+	int err = 0;
 
-	if (!s || pid <= 0)
-		return -EINVAL;
-	err = read_maps(pid, &raw, &nr);
-	if (err)
-		return err;
-	if (!nr) {
-		/* a zombie, or exiting: keep what we had */
-		raw_maps_free(raw, nr);
-		return -ESRCH;
-	}
+	if (!nr)
+		return -ESRCH;	/* a zombie, or exiting: keep what we had */
+	raw = raw_maps_of(maps);
+	if (!raw)
+		return -ENOMEM;
 	pthread_mutex_lock(&s->lock);
 	set = map_set__from_raw(s, pid, raw, nr);
 	e = set ? pid_get(s, pid) : NULL;
@@ -438,13 +404,36 @@ static int snapshot_pid(struct symbolizer *s, pid_t pid, enum snap_mode mode)
 	}
 out:
 	pthread_mutex_unlock(&s->lock);
-	raw_maps_free(raw, nr);
+	free(raw);
+	return err;
+}
+
+/* the executable file mappings of pid, and [vdso], read without any lock */
+static int snapshot_pid(struct symbolizer *s, pid_t pid, enum snap_mode mode)
+{
+	struct proc_exec_maps maps;
+	int err;
+
+	if (!s || pid <= 0)
+		return -EINVAL;
+	err = proc_exec_maps__read(&maps, pid);
+	if (err)
+		return err;
+	err = snapshot_maps(s, pid, &maps, mode);
+	proc_exec_maps__free(&maps);
 	return err;
 }
 
 int symbolizer__snapshot(struct symbolizer *s, pid_t pid)
 {
 	return snapshot_pid(s, pid, SNAP_REPLACE);
+}
+
+int symbolizer__snapshot_maps(struct symbolizer *s, pid_t pid, const struct proc_exec_maps *maps)
+{
+	if (!s || pid <= 0)
+		return -EINVAL;
+	return snapshot_maps(s, pid, maps, SNAP_REPLACE);
 }
 
 int symbolizer__exec(struct symbolizer *s, pid_t pid)

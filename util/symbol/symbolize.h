@@ -84,6 +84,9 @@ void symbolizer__delete(struct symbolizer *s);
  * then what it had for pid is kept.
  */
 int symbolizer__snapshot(struct symbolizer *s, pid_t pid);
+struct proc_exec_maps;
+/* snapshot() of mappings read already (proc_exec_maps__read()) */
+int symbolizer__snapshot_maps(struct symbolizer *s, pid_t pid, const struct proc_exec_maps *maps);
 /* snapshot() after an exec: the previous image stays as a fallback */
 int symbolizer__exec(struct symbolizer *s, pid_t pid);
 /* child starts with parent's mappings, shared; -ESRCH if parent is unknown */

@@ -18,6 +18,7 @@
 #include "util/probe/bpf_track.h"
 #include "util/probe/proc-table.h"
 #include "util/probe/stop-mirror.h"
+#include "util/proc-maps.h"
 #include "util/symbol/symbolize.h"
 #include "util/track/encoder.h"
 #include "util/track/live-heap.h"
@@ -349,6 +350,27 @@ void session__on_shim_lost(void *ctx, pid_t pid, const char *why)
 	s->unserved++;
 }
 
+/*
+ * What a pending process mapped before its hello did not stop it: probed
+ * now, and its mappings noted for its stacks, from one read of them.  Why
+ * the shim cannot serve it, or NULL.
+ */
+static const char *inspect_at_hello(struct track_session *s, pid_t pid, struct code_scan *scan,
+				    char *buf, size_t len, const char **tag)
+{
+	struct proc_exec_maps maps;
+	const char *why = NULL;
+
+	if (proc_exec_maps__read(&maps, pid))
+		return NULL;
+	if (!bpf_track__inspect_maps(s->bpf, pid, &maps, LINK_FOREIGN, scan))
+		why = shim_blind_spot(scan, buf, len, tag);
+	if (!why && s->sym)
+		symbolizer__snapshot_maps(s->sym, pid, &maps);
+	proc_exec_maps__free(&maps);
+	return why;
+}
+
 /* a shim says hello: its process takes the shim (its merger entry), unless it cannot serve it */
 void *session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 {
@@ -370,16 +392,13 @@ void *session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 		} else if (flags & SHIM_NO_NEXT) {
 			why = "the shim finds no malloc and free to call";
 			tag = "no libc malloc";
-		} else if (!bpf_track__inspect_process(s->bpf, pid, LINK_FOREIGN, &scan)) {
-			/* what it mapped before its hello did not stop it: probed now */
-			why = shim_blind_spot(&scan, buf, sizeof(buf), &tag);
+		} else {
+			why = inspect_at_hello(s, pid, &scan, buf, sizeof(buf), &tag);
 		}
 		if (why) {
 			use_bpf(s, pid, tag, "%s", why);
 			return NULL;
 		}
-		if (s->sym)
-			symbolizer__snapshot(s->sym, pid);
 	}
 	mp = merger__proc(s->merger, pid);
 	if (!mp)
