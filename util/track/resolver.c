@@ -15,6 +15,15 @@
 #define QUEUE_SLOTS	1024
 #define BATCH_MAX	256
 #define FLUSH_NS	(2 * NSEC_PER_SEC)	/* between side records, and before the first */
+/*
+ * An idle resolver is woken by the first stack queued, then lingers until
+ * WAKE_AT are there or LINGER_NS have passed: a tree sends stacks a few
+ * at a time, and a wake-up each (67,000 in a make -j2) cost the two
+ * threads more than resolving them.  Nobody waits for a resolved stack
+ * before the end of the run, which wakes it at once.
+ */
+#define WAKE_AT		64
+#define LINGER_NS	(5 * NSEC_PER_MSEC)
 #define IPS_MAX		(1U << 20)	/* addresses kept, 64 MiB with their index: then forgotten at once */
 
 struct frame_entry {
@@ -359,20 +368,36 @@ static void flush_if_due(struct resolver *r)
 	r->flushed_modules = r->nmodules;
 }
 
-/* waits for stacks; a second without any ends the wait, for a flush that is due */
+static int wait_filled(struct resolver *r, uint64_t until)
+{
+	struct timespec ts = { .tv_sec = until / NSEC_PER_SEC, .tv_nsec = until % NSEC_PER_SEC };
+
+	return pthread_cond_timedwait(&r->filled, &r->lock, &ts);
+}
+
+/*
+ * Waits for stacks, under the lock: for a first one, and then for WAKE_AT
+ * of them a while; FLUSH_NS without any ends the wait, for a flush that is due.
+ */
+static void wait_for_stacks(struct resolver *r)
+{
+	uint64_t flush_at = now_ns() + FLUSH_NS, linger_until = 0;
+
+	while (r->count < WAKE_AT && !r->finishing) {
+		if (r->count && !linger_until)
+			linger_until = now_ns() + LINGER_NS;
+		if (wait_filled(r, r->count ? linger_until : flush_at) == ETIMEDOUT &&
+		    (r->count || now_ns() >= flush_at))
+			return;
+	}
+}
+
 static unsigned int take_batch(struct resolver *r, struct mt_stack_record *batch)
 {
 	unsigned int n = 0;
-	struct timespec ts;
-	uint64_t until;
 
 	pthread_mutex_lock(&r->lock);
-	until = now_ns() + FLUSH_NS;
-	ts.tv_sec = until / NSEC_PER_SEC;
-	ts.tv_nsec = until % NSEC_PER_SEC;
-	while (!r->count && !r->finishing &&
-	       pthread_cond_timedwait(&r->filled, &r->lock, &ts) != ETIMEDOUT)
-		;
+	wait_for_stacks(r);
 	while (r->count && n < BATCH_MAX) {
 		const struct mt_stack_record *rec = &r->queue[r->head];
 		uint32_t nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES;
@@ -468,8 +493,9 @@ int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32
 	memcpy(slot, rec, len < sizeof(*slot) ? len : sizeof(*slot));
 	if (slot->nr > (len - offsetof(struct mt_stack_record, ips)) / sizeof(uint64_t))
 		slot->nr = (len - offsetof(struct mt_stack_record, ips)) / sizeof(uint64_t);
-	r->count++;
-	pthread_cond_signal(&r->filled);
+	/* the first wakes a resolver that waits for any, WAKE_AT one that lingers */
+	if (++r->count == 1 || r->count == WAKE_AT)
+		pthread_cond_signal(&r->filled);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }
