@@ -20,6 +20,8 @@
 #include <msgpack.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "util/track/resolver.h"
@@ -345,6 +347,132 @@ static void test_resolver_clamps(void)
 	symbolizer__delete(sym);
 }
 
+/* ---- the outer frames a stack shares with the one before ------------- */
+
+#define NAMED_STACKS	4
+#define NAMED_FRAMES	8
+
+/* each stack's frames, as "symbol+offset" names, from packed Frame and Stack records */
+struct named {
+	char frame[64][64];		/* by frame id */
+	char stack[NAMED_STACKS + 1][NAMED_FRAMES][64];	/* by stack id */
+	unsigned int nr[NAMED_STACKS + 1];
+};
+
+static void name_frame(const msgpack_object *o, struct named *nm)
+{
+	const msgpack_object *id = value_of(o, "id"), *sym = value_of(o, "symbol"),
+			     *off = value_of(o, "offset");
+
+	if (!id || id->via.u64 >= 64)
+		return;
+	snprintf(nm->frame[id->via.u64], sizeof(nm->frame[0]), "%.*s+%llu",
+		 sym ? (int)sym->via.str.size : 1, sym ? sym->via.str.ptr : "?",
+		 off ? (unsigned long long)off->via.u64 : 0ULL);
+}
+
+static void name_stacks(const msgpack_sbuffer *buf, struct named *nm)
+{
+	msgpack_unpacked u;
+	size_t off = 0;
+
+	memset(nm, 0, sizeof(*nm));
+	msgpack_unpacked_init(&u);
+	while (msgpack_unpack_next(&u, buf->data, buf->size, &off) == MSGPACK_UNPACK_SUCCESS)
+		if (u.data.type == MSGPACK_OBJECT_MAP && !strncmp(type_of(&u.data), "Frame", 5))
+			name_frame(&u.data, nm);
+	off = 0;
+	while (msgpack_unpack_next(&u, buf->data, buf->size, &off) == MSGPACK_UNPACK_SUCCESS) {
+		const msgpack_object *o = &u.data, *id, *frames;
+		uint32_t i;
+
+		if (o->type != MSGPACK_OBJECT_MAP || strncmp(type_of(o), "Stack", 5))
+			continue;
+		id = value_of(o, "id");
+		frames = value_of(o, "frames");
+		if (!id || id->via.u64 > NAMED_STACKS || !frames)
+			continue;
+		nm->nr[id->via.u64] = frames->via.array.size;
+		for (i = 0; i < frames->via.array.size && i < NAMED_FRAMES; i++) {
+			uint64_t f = frames->via.array.ptr[i].via.u64;
+
+			snprintf(nm->stack[id->via.u64][i], sizeof(nm->stack[0][0]), "%s",
+				 f < 64 ? nm->frame[f] : "?");
+		}
+	}
+	msgpack_unpacked_destroy(&u);
+}
+
+static void resolve_named(const struct mt_stack_record *recs, unsigned int n, bool apart,
+			  struct named *nm)
+{
+	struct mt_stack_record other = { .kind = MT_STACK, .pid = getpid(), .nr = 1,
+					 .ips = { (uintptr_t)name_frame + 8 } };
+	struct symbolizer *sym = symbolizer__new();
+	struct resolver *r = sym ? resolver__new(sym, NULL) : NULL;
+	msgpack_sbuffer buf;
+	msgpack_packer pk;
+	unsigned int i;
+
+	CHECK(r && !symbolizer__snapshot(sym, getpid()), "a resolver of this process");
+	if (!r)
+		return;
+	for (i = 0; i < n; i++) {
+		resolver__push(r, &recs[i], sizeof(recs[i]));
+		/* a stack of nothing alike between two: nothing is taken from the one before */
+		if (apart) {
+			other.id = 100 + i;
+			resolver__push(r, &other, sizeof(other));
+		}
+	}
+	resolver__finish(r);
+	msgpack_sbuffer_init(&buf);
+	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
+	resolver__pack(r, &pk);
+	name_stacks(&buf, nm);
+	msgpack_sbuffer_destroy(&buf);
+	resolver__delete(r);
+	symbolizer__delete(sym);
+}
+
+int main(void);
+
+/*
+ * Stacks whose outer frames are the stack's before them: the same frames
+ * as when each is resolved alone.  The return addresses are this file's
+ * functions', a few bytes in.
+ */
+static void test_resolver_outer_frames(void)
+{
+	uint64_t a = (uintptr_t)test_ids + 8, b = (uintptr_t)test_take_waits + 8,
+		 c = (uintptr_t)test_close_ends_wait + 8, d = (uintptr_t)test_resolver_queue + 8,
+		 e = (uintptr_t)test_resolver_clamps + 8, m = (uintptr_t)main + 8;
+	struct mt_stack_record recs[NAMED_STACKS] = {
+		{ .kind = MT_STACK, .id = 1, .nr = 4, .ips = { a, b, c, m } },
+		{ .kind = MT_STACK, .id = 2, .nr = 4, .ips = { d, b, c, m } },
+		{ .kind = MT_STACK, .id = 3, .nr = 4, .ips = { e, a, c, m } },
+		{ .kind = MT_STACK, .id = 4, .nr = 3, .ips = { b, c, m } },
+	};
+	static struct named chained, apart;
+	unsigned int i, k, same = 0;
+
+	for (i = 0; i < NAMED_STACKS; i++)
+		recs[i].pid = getpid();
+	resolve_named(recs, NAMED_STACKS, false, &chained);
+	resolve_named(recs, NAMED_STACKS, true, &apart);
+	for (i = 1; i <= NAMED_STACKS; i++) {
+		bool equal = chained.nr[i] == apart.nr[i] && chained.nr[i] >= recs[i - 1].nr;
+
+		for (k = 0; equal && k < chained.nr[i] && k < NAMED_FRAMES; k++)
+			equal = !strcmp(chained.stack[i][k], apart.stack[i][k]);
+		same += equal;
+	}
+	CHECK_U64(same, NAMED_STACKS, "stacks named as when resolved alone");
+	CHECK(!strncmp(chained.stack[2][3], "main+", 5) && !strncmp(chained.stack[4][0],
+	      "test_take_waits+", 16), "outer frames named: '%s', '%s'", chained.stack[2][3],
+	      chained.stack[4][0]);
+}
+
 int main(void)
 {
 	test_ids();
@@ -352,5 +480,6 @@ int main(void)
 	test_close_ends_wait();
 	test_resolver_queue();
 	test_resolver_clamps();
+	test_resolver_outer_frames();
 	return test_done("test-stack-ids");
 }

@@ -57,6 +57,23 @@ struct stack_entry {
 	size_t first;		/* index of its first frame id in frame_ids */
 };
 
+/*
+ * The stack resolved last: the next one of its process often differs only
+ * in its innermost frames (a thread's calls from one place), and the outer
+ * ones take its frame ids at once, without a lookup an address.  at[i] is
+ * where the frame ids of ips[i] begin in frame_ids; at[nr], where they end.
+ * As with the addresses kept, only frames found in the mappings of gen
+ * are taken (kept[i]).
+ */
+struct last_stack {
+	int32_t pid;
+	uint64_t gen;		/* 0: none */
+	uint32_t nr;
+	uint64_t ips[MT_MAX_FRAMES];
+	size_t at[MT_MAX_FRAMES + 1];
+	bool kept[MT_MAX_FRAMES];
+};
+
 struct resolver {
 	struct symbolizer *sym;
 	struct pstats *stats;
@@ -83,6 +100,7 @@ struct resolver {
 	struct ip_entry *ips;
 	size_t nips, ips_cap;
 	struct u64_map ip_index;	/* ip_key() -> ips[] index */
+	struct last_stack last;
 
 	/* side records: what the last flush packed */
 	void (*flush)(void *ctx, resolver_pack_fn *pack, void *pack_arg);
@@ -229,21 +247,67 @@ static bool append_known(struct resolver *r, pid_t pid, uint64_t gen, uint64_t i
 	return true;
 }
 
+/*
+ * How many outer frames of rec are the last stack's, in the same mappings:
+ * never its innermost one, whose module tells whether the process is known.
+ */
+static uint32_t shared_outer(const struct last_stack *last, const struct mt_stack_record *rec,
+			     uint32_t nr, uint64_t gen)
+{
+	uint32_t k = 0;
+
+	if (!gen || last->gen != gen || last->pid != (int32_t)rec->pid)
+		return 0;
+	while (k + 1 < nr && k < last->nr && rec->ips[nr - 1 - k] == last->ips[last->nr - 1 - k] &&
+	       last->kept[last->nr - 1 - k])
+		k++;
+	return k;
+}
+
+/* the outer k frames' ids, copied from where the last stack put them */
+static bool append_outer(struct resolver *r, const struct last_stack *last, uint32_t k)
+{
+	size_t from = last->at[last->nr - k], n = last->at[last->nr] - from;
+
+	if (grow_array((void **)&r->frame_ids, &r->frame_ids_cap, r->nframe_ids + n,
+		       sizeof(*r->frame_ids)))
+		return false;
+	memcpy(&r->frame_ids[r->nframe_ids], &r->frame_ids[from], n * sizeof(*r->frame_ids));
+	r->nframe_ids += n;
+	return true;
+}
+
+static void remember_last(struct last_stack *last, const struct mt_stack_record *rec,
+			  uint32_t nr, uint64_t gen, const size_t *at, const bool *kept)
+{
+	last->pid = rec->pid;
+	last->gen = gen;
+	last->nr = nr;
+	memcpy(last->ips, rec->ips, nr * sizeof(rec->ips[0]));
+	memcpy(last->at, at, (nr + 1) * sizeof(at[0]));
+	memcpy(last->kept, kept, nr * sizeof(kept[0]));
+}
+
 /* 0: resolved; -EAGAIN: pid's mappings are not known yet */
 static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, bool last_try)
 {
 	struct sym_frame f[SYM_MAX_FRAMES];
 	struct ip_entry fresh[MT_MAX_FRAMES];
+	size_t at[MT_MAX_FRAMES + 1];
+	bool kept[MT_MAX_FRAMES];
 	struct sym_map_info map;
 	struct stack_entry *st;
 	uint64_t ip, gen = symbolizer__maps_gen(r->sym, rec->pid);
-	uint32_t i, nfresh = 0, nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES;
+	uint32_t i, nfresh = 0, nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES, outer;
 	size_t first = r->nframe_ids;
 	int n, k;
 
 	if (grow_array((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)))
 		return -ENOMEM;
-	for (i = 0; i < nr; i++) {
+	outer = shared_outer(&r->last, rec, nr, gen);
+	for (i = 0; i < nr - outer; i++) {
+		at[i] = r->nframe_ids;
+		kept[i] = true;
 		if (append_known(r, rec->pid, gen, rec->ips[i]))
 			continue;
 		/* every ip is a return address: BPF and the unwinders start at the caller */
@@ -259,7 +323,8 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 			r->nframe_ids = first;
 			return -ENOMEM;
 		}
-		if (gen && map.maps_gen == gen)
+		kept[i] = gen && map.maps_gen == gen;
+		if (kept[i])
 			fresh[nfresh++] = (struct ip_entry){ .ip = rec->ips[i], .gen = gen,
 							     .pid = rec->pid, .n = n,
 							     .first = r->nframe_ids };
@@ -267,9 +332,23 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 		for (k = 0; k < n; k++)
 			r->frame_ids[r->nframe_ids++] = frame_id(r, &f[k], ip);
 	}
+	if (outer) {
+		size_t base = r->nframe_ids, from = r->last.at[r->last.nr - outer];
+
+		if (!append_outer(r, &r->last, outer)) {
+			r->nframe_ids = first;
+			return -ENOMEM;
+		}
+		for (i = 0; i < outer; i++) {
+			at[nr - outer + i] = base + r->last.at[r->last.nr - outer + i] - from;
+			kept[nr - outer + i] = true;
+		}
+	}
+	at[nr] = r->nframe_ids;
 	/* kept once the stack is whole: its frame ids stay where they are */
 	for (i = 0; i < nfresh; i++)
 		remember_ip(r, &fresh[i]);
+	remember_last(&r->last, rec, nr, gen, at, kept);
 	st = &r->stacks[r->nstacks++];
 	st->id = rec->id;
 	st->pid = rec->pid;
