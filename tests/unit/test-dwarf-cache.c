@@ -2,12 +2,14 @@
 /*
  * The DWARF cache: answers written by one run are found by the next, as
  * they were; a file that breaks a rule anywhere is ignored whole; strings
- * that cannot stand in a line are not kept; the directory must be ours.
+ * that cannot stand in a line are not kept; the directory must be ours; a
+ * source file's identity stands for its hash only where it can.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,6 +169,119 @@ static void test_hostile_files(void)
 	unlinkat(dir, ID_HEX, 0);
 }
 
+/* the head of the file kept for id, its first line */
+static void head_of_file(char *out, size_t len)
+{
+	int fd = openat(dir, ID_HEX, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, out, len - 1);
+	char *nl;
+
+	close(fd);
+	out[n > 0 ? n : 0] = 0;
+	nl = strchr(out, '\n');
+	if (nl)
+		*nl = 0;
+}
+
+/*
+ * A file as it was when hashed is taken for hashed: libc, root's and old,
+ * mapped as libelf maps a debug file.  Another identity, a copy of the
+ * image in memory, a file another user could have written: hashed.
+ */
+static void test_identity(void)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	char first[512], again[512], text[1024];
+	int fd = open(libc, O_RDONLY | O_CLOEXEC);
+	struct dwarf_cache *c;
+	struct stat st;
+	void *img;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		printf("# dwarf-cache: no %s, identity not tested\n", libc);
+		return;
+	}
+	img = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(img != MAP_FAILED);
+	if (img == MAP_FAILED)
+		return;
+	unlinkat(dir, ID_HEX, 0);
+	c = dwarf_cache__open(dir, id, sizeof(id), img, st.st_size);
+	CHECK(dwarf_cache__hashed(c), "identity: a file not kept yet is hashed");
+	dwarf_cache__add(c, 0x1000, NULL, 0);
+	dwarf_cache__close(c);
+	head_of_file(first, sizeof(first));
+	CHECK(strchr(first + 40, ' ') != NULL, "identity: written after the hash: '%s'", first);
+
+	c = dwarf_cache__open(dir, id, sizeof(id), img, st.st_size);
+	CHECK(!dwarf_cache__hashed(c) && dwarf_cache__loaded(c) == 1,
+	      "identity: the same file is not read again, and what was kept is found");
+	dwarf_cache__close(c);
+
+	/* another identity (another inode, say): hashed, and what was kept still found */
+	snprintf(text, sizeof(text), "%.*s 1:2:3:4.5:6.7\n1000 0\n",
+		 (int)(strrchr(first, ' ') - first), first);
+	write_file(text);
+	c = dwarf_cache__open(dir, id, sizeof(id), img, st.st_size);
+	CHECK(dwarf_cache__hashed(c) && dwarf_cache__loaded(c) == 1,
+	      "identity: another one is not taken, the hash still is");
+	dwarf_cache__close(c);
+	head_of_file(again, sizeof(again));
+	CHECK_STR(again, first, "identity: the file is written again with the right one");
+
+	/* the same bytes in memory: no file to stand for them */
+	{
+		void *copy = malloc(st.st_size);
+
+		if (copy) {
+			memcpy(copy, img, st.st_size);
+			c = dwarf_cache__open(dir, id, sizeof(id), copy, st.st_size);
+			CHECK(dwarf_cache__hashed(c) && dwarf_cache__loaded(c) == 1,
+			      "identity: an image in memory is hashed, and matches");
+			dwarf_cache__close(c);
+			free(copy);
+		}
+	}
+	munmap(img, st.st_size);
+	unlinkat(dir, ID_HEX, 0);
+}
+
+/* a file another user could have written, or one changed just now: hashed every time */
+static void test_identity_refused(void)
+{
+	char path[sizeof(dir_path) + 16];
+	struct dwarf_cache *c;
+	void *img;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/src", dir_path);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && write(fd, image, sizeof(image)) == sizeof(image));
+	img = mmap(NULL, sizeof(image), PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(img != MAP_FAILED);
+	if (img == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	unlinkat(dir, ID_HEX, 0);
+	for (i = 0; i < 2; i++) {
+		c = dwarf_cache__open(dir, id, sizeof(id), img, sizeof(image));
+		CHECK(dwarf_cache__hashed(c), "changed just now: hashed (run %d)", i);
+		dwarf_cache__add(c, 0x1000 + i, NULL, 0);
+		dwarf_cache__close(c);
+	}
+	CHECK(fchown(fd, 65534, 65534) == 0);
+	c = dwarf_cache__open(dir, id, sizeof(id), img, sizeof(image));
+	CHECK(dwarf_cache__hashed(c) && dwarf_cache__loaded(c) == 2,
+	      "another user's file: hashed, and matches");
+	dwarf_cache__close(c);
+	munmap(img, sizeof(image));
+	close(fd);
+	unlink(path);
+	unlinkat(dir, ID_HEX, 0);
+}
+
 static void test_dir(void)
 {
 	char why[256], path[sizeof(dir_path) + 16];
@@ -200,6 +315,8 @@ int main(void)
 	test_round_trip();
 	test_hostile_files();
 	test_other_file();
+	test_identity();
+	test_identity_refused();
 	test_dir();
 	unlinkat(dir, "key", 0);
 	close(dir);

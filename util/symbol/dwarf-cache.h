@@ -52,6 +52,8 @@ bool dwarf_cache__find(const struct dwarf_cache *c, uint64_t addr, struct src_fr
 /* keeps the n frames of addr (all there are), copied */
 void dwarf_cache__add(struct dwarf_cache *c, uint64_t addr, const struct src_frame *src, int n);
 
+/* whether open read the file for its hash (not taken by its identity, see dwarf-cache.c) */
+bool dwarf_cache__hashed(const struct dwarf_cache *c);
 /* how many addresses the file held when opened (0: none, or it was refused) */
 size_t dwarf_cache__loaded(const struct dwarf_cache *c);
 
