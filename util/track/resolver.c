@@ -60,7 +60,7 @@ struct stack_entry {
 /*
  * The stack resolved last: the next one of its process often differs only
  * in its innermost frames (a thread's calls from one place), and the outer
- * ones take its frame ids at once, without a lookup an address.  at[i] is
+ * ones take its frame ids at once, without a lookup per address.  at[i] is
  * where the frame ids of ips[i] begin in frame_ids; at[nr], where they end.
  * As with the addresses kept, only frames found in the mappings of gen
  * are taken (kept[i]).
@@ -264,16 +264,25 @@ static uint32_t shared_outer(const struct last_stack *last, const struct mt_stac
 	return k;
 }
 
-/* the outer k frames' ids, copied from where the last stack put them */
-static bool append_outer(struct resolver *r, const struct last_stack *last, uint32_t k)
+/*
+ * The ids of the outer k of a stack's nr frames, copied from where the
+ * last stack put them, and where they are now in at[] and kept[]
+ */
+static bool append_outer(struct resolver *r, uint32_t k, uint32_t nr, size_t *at, bool *kept)
 {
-	size_t from = last->at[last->nr - k], n = last->at[last->nr] - from;
+	const struct last_stack *last = &r->last;
+	size_t from = last->at[last->nr - k], n = last->at[last->nr] - from, base = r->nframe_ids;
+	uint32_t i;
 
 	if (grow_array((void **)&r->frame_ids, &r->frame_ids_cap, r->nframe_ids + n,
 		       sizeof(*r->frame_ids)))
 		return false;
 	memcpy(&r->frame_ids[r->nframe_ids], &r->frame_ids[from], n * sizeof(*r->frame_ids));
 	r->nframe_ids += n;
+	for (i = 0; i < k; i++) {
+		at[nr - k + i] = base + last->at[last->nr - k + i] - from;
+		kept[nr - k + i] = true;
+	}
 	return true;
 }
 
@@ -332,17 +341,9 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 		for (k = 0; k < n; k++)
 			r->frame_ids[r->nframe_ids++] = frame_id(r, &f[k], ip);
 	}
-	if (outer) {
-		size_t base = r->nframe_ids, from = r->last.at[r->last.nr - outer];
-
-		if (!append_outer(r, &r->last, outer)) {
-			r->nframe_ids = first;
-			return -ENOMEM;
-		}
-		for (i = 0; i < outer; i++) {
-			at[nr - outer + i] = base + r->last.at[r->last.nr - outer + i] - from;
-			kept[nr - outer + i] = true;
-		}
+	if (outer && !append_outer(r, outer, nr, at, kept)) {
+		r->nframe_ids = first;
+		return -ENOMEM;
 	}
 	at[nr] = r->nframe_ids;
 	/* kept once the stack is whole: its frame ids stay where they are */
