@@ -41,17 +41,23 @@ test_mirroring_parent_pressure() {
 		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 4321)"
 }
 
-# sudo itself, when there is a user to run as
+# sudo itself, when there is a user to run as.  sudo strips LD_PRELOAD: its program is
+# BPF's, held at its exec and at libc's mapping; sudo, resumed after mirroring the first
+# hold, continues its program, which ended the second early, before libc's probes were
+# in (no Malloc at all in 5 runs of 30): libc is probed at the exec now.  Five runs.
 test_sudo() {
-	local rc=0
+	local rc i bad=0 n
 	command -v sudo >/dev/null || { echo "sudo: not installed ... [Skip]"; return; }
-	rm -f "$tmp"/*.msgpack
-	timeout $((60 * ${TEST_SCALE:-1})) "$MEMTRACK" track -q -o "$tmp" -- sudo -u nobody "$WORKLOADS/sig_alloc" \
-		2>"$tmp/err" || rc=$?
-	expect_eq "sudo: memtrack track -- sudo -u nobody ends" 0 "$rc"
-	# the forked sudo allocates before its exec, under the same pid: count by size
-	expect_eq "sudo: the program's 50 malloc(3333)" 50 \
-		"$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 3333)"
+	for i in 1 2 3 4 5; do
+		rc=0
+		rm -f "$tmp"/*.msgpack
+		timeout $((60 * ${TEST_SCALE:-1})) "$MEMTRACK" track -q -o "$tmp" -- \
+			sudo -u nobody "$WORKLOADS/sig_alloc" 2>"$tmp/err" || rc=$?
+		# the forked sudo allocates before its exec, under the same pid: count by size
+		n=$(count_sized "$(ls "$tmp"/*.msgpack)" Malloc 3333)
+		[ "$rc" = 0 ] && [ "$n" = 50 ] || { bad=$((bad + 1)); echo "sudo run $i: exit $rc, $n malloc(3333)"; }
+	done
+	expect_eq "sudo: memtrack track -- sudo -u nobody ends with the program's 50 malloc(3333), 5 runs of 5" 0 "$bad"
 }
 
 # stop_child 20 20000: the parent's SIGSTOP holds its child until its SIGCONT, memtrack's

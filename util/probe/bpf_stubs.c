@@ -36,6 +36,12 @@ int bpf_track__inspect_maps(struct bpf_track *t, pid_t pid, const struct proc_ex
 	return -EOPNOTSUPP;
 }
 
+int bpf_track__prelink(struct bpf_track *t, pid_t pid, const char *path)
+{
+	(void)t, (void)pid, (void)path;
+	return -EOPNOTSUPP;
+}
+
 void bpf_track__count_fork(struct bpf_track *t, pid_t parent, pid_t child)
 {
 	(void)t, (void)parent, (void)child;

@@ -888,6 +888,25 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	return scan.allocator ? 0 : -ENOENT;
 }
 
+int bpf_track__prelink(struct bpf_track *t, pid_t pid, const char *path)
+{
+	char rooted[PATH_MAX + 32];
+	struct mt_file_id id;
+	struct probe_file *f;
+	struct stat st;
+
+	if (!path || bpf_track__mode(t, pid) != MT_MODE_BPF)
+		return 0;
+	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", pid, path);
+	if (stat(rooted, &st))
+		return errno == ENOENT ? 0 : -errno;
+	id = (struct mt_file_id){ kernel_dev(major(st.st_dev), minor(st.st_dev)), st.st_ino };
+	f = probe_files__find(&t->files, &id);
+	if (!f || f->kind == MT_FILE_PLAIN)
+		return 0;
+	return link_file(t, pid, f, rooted, path, LINK_ALL);
+}
+
 /* probes libc in memtrack itself (not tracked: they make no event), to see that it works */
 int bpf_track__check_probes(struct bpf_track *t)
 {

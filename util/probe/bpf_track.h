@@ -73,6 +73,12 @@ struct proc_exec_maps;
 /* inspect_process() of mappings read already (proc_exec_maps__read()) */
 int bpf_track__inspect_maps(struct bpf_track *t, pid_t pid, const struct proc_exec_maps *maps,
 			    enum link_want want, struct code_scan *scan);
+/*
+ * Probes path, a file inspected already (memtrack's libc), in pid, which
+ * BPF traces, before pid maps it (at its exec): its mapping then needs no
+ * hold.  The file is path in pid's root, when it is the same file.
+ */
+int bpf_track__prelink(struct bpf_track *t, pid_t pid, const char *path);
 /* pid's probes go (it exited, or its new image takes the shim) */
 void bpf_track__unlink_process(struct bpf_track *t, pid_t pid);
 /*

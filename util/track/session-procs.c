@@ -318,6 +318,9 @@ static void attach_new_code(struct track_session *s, const struct mt_proc_event 
 	if (e->reason == MT_NEW_CODE_EXEC) {
 		check_blind(s, e->pid, &scan);
 		remember_exe(s, e, &scan);
+		/* libc probed before ld.so maps it: no hold there (a parent may end one early) */
+		if (!scan.exe_static)
+			bpf_track__prelink(s->bpf, e->pid, s->libc_path);
 	}
 	if (s->sym && e->reason == MT_NEW_CODE_EXEC)
 		symbolizer__exec(s->sym, e->pid);
