@@ -169,14 +169,15 @@ static void test_hostile_files(void)
 	unlinkat(dir, ID_HEX, 0);
 }
 
-/* the head of the file kept for id, its first line */
-static void head_of_file(char *out, size_t len)
+/* the first line of a file of the directory */
+static void first_line(const char *name, char *out, size_t len)
 {
-	int fd = openat(dir, ID_HEX, O_RDONLY);
+	int fd = openat(dir, name, O_RDONLY);
 	ssize_t n = fd < 0 ? -1 : read(fd, out, len - 1);
 	char *nl;
 
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	out[n > 0 ? n : 0] = 0;
 	nl = strchr(out, '\n');
 	if (nl)
@@ -186,12 +187,13 @@ static void head_of_file(char *out, size_t len)
 /*
  * A file as it was when hashed is taken for hashed: libc, root's and old,
  * mapped as libelf maps a debug file.  Another identity, a copy of the
- * image in memory, a file another user could have written: hashed.
+ * image in memory: hashed.  The answers' file stays as before (older
+ * memtracks read it): the identity is in a file beside it.
  */
 static void test_identity(void)
 {
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
-	char first[512], again[512], text[1024];
+	char ident[512], cache[512], again[512];
 	int fd = open(libc, O_RDONLY | O_CLOEXEC);
 	struct dwarf_cache *c;
 	struct stat st;
@@ -207,12 +209,16 @@ static void test_identity(void)
 	if (img == MAP_FAILED)
 		return;
 	unlinkat(dir, ID_HEX, 0);
+	unlinkat(dir, ID_HEX ".ident", 0);
 	c = dwarf_cache__open(dir, id, sizeof(id), img, st.st_size);
 	CHECK(dwarf_cache__hashed(c), "identity: a file not kept yet is hashed");
 	dwarf_cache__add(c, 0x1000, NULL, 0);
 	dwarf_cache__close(c);
-	head_of_file(first, sizeof(first));
-	CHECK(strchr(first + 40, ' ') != NULL, "identity: written after the hash: '%s'", first);
+	first_line(ID_HEX ".ident", ident, sizeof(ident));
+	first_line(ID_HEX, cache, sizeof(cache));
+	CHECK(!strncmp(ident, "memtrack-dwarf-ident 1 ", 23) && strlen(ident) > 23 + 17 &&
+	      !strncmp(ident + 23, cache + 34, 16), "identity: kept beside, with the hash: '%s'", ident);
+	CHECK(strlen(cache) == 34 + 16, "identity: the answers' first line as before: '%s'", cache);
 
 	c = dwarf_cache__open(dir, id, sizeof(id), img, st.st_size);
 	CHECK(!dwarf_cache__hashed(c) && dwarf_cache__loaded(c) == 1,
@@ -220,15 +226,16 @@ static void test_identity(void)
 	dwarf_cache__close(c);
 
 	/* another identity (another inode, say): hashed, and what was kept still found */
-	snprintf(text, sizeof(text), "%.*s 1:2:3:4.5:6.7\n1000 0\n",
-		 (int)(strrchr(first, ' ') - first), first);
-	write_file(text);
+	fd = openat(dir, ID_HEX ".ident", O_WRONLY | O_TRUNC);
+	snprintf(again, sizeof(again), "%.40s 1:2:3:4.5:6.7\n", ident);
+	CHECK(fd >= 0 && write(fd, again, strlen(again)) == (ssize_t)strlen(again));
+	close(fd);
 	c = dwarf_cache__open(dir, id, sizeof(id), img, st.st_size);
 	CHECK(dwarf_cache__hashed(c) && dwarf_cache__loaded(c) == 1,
 	      "identity: another one is not taken, the hash still is");
 	dwarf_cache__close(c);
-	head_of_file(again, sizeof(again));
-	CHECK_STR(again, first, "identity: the file is written again with the right one");
+	first_line(ID_HEX ".ident", again, sizeof(again));
+	CHECK_STR(again, ident, "identity: kept again, the right one");
 
 	/* the same bytes in memory: no file to stand for them */
 	{
@@ -245,6 +252,7 @@ static void test_identity(void)
 	}
 	munmap(img, st.st_size);
 	unlinkat(dir, ID_HEX, 0);
+	unlinkat(dir, ID_HEX ".ident", 0);
 }
 
 /* a file another user could have written, or one changed just now: hashed every time */
@@ -280,6 +288,7 @@ static void test_identity_refused(void)
 	close(fd);
 	unlink(path);
 	unlinkat(dir, ID_HEX, 0);
+	CHECK(faccessat(dir, ID_HEX ".ident", F_OK, 0) != 0, "no identity kept for any of them");
 }
 
 static void test_dir(void)

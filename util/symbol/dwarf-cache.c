@@ -2,7 +2,7 @@
 /*
  * A file per build id, of lines:
  *
- *	memtrack-dwarf-cache 2 <build id, hex> <file hash, hex>[ <file identity>]
+ *	memtrack-dwarf-cache 2 <build id, hex> <file hash, hex>
  *	<address, hex> <number of frames>
  *	<line>\t<function>\t<file>		one per frame, "" for none
  *
@@ -11,11 +11,16 @@
  * a build id is the word of whoever linked the file, and another user's
  * program of a victim's build id must not answer for the victim.
  *
- * The identity, "dev:ino:size:mtime:ctime" in hex, is the file's when it
- * was hashed, written only where it can stand for the hash (see
- * ident_of_image()): a file found with the same identity is taken for
- * hashed, as git takes an index entry's stat data, without reading its
- * megabytes again (libc6-dbg's 4.2 MB took 4-8 ms a run).
+ * Beside it, <build id>.ident holds the hash with the file's identity
+ * when it was hashed, "dev:ino:size:mtime:ctime" in hex, written only where
+ * the identity can stand for the contents (see ident_of_image()):
+ *
+ *	memtrack-dwarf-ident 1 <file hash, hex> <file identity>
+ *
+ * A file found with the same identity is taken for hashed, as git takes an
+ * index entry's stat data, without reading its megabytes again (libc6-dbg's
+ * 4.2 MB took 4-8 ms a run).  A file of its own, so that the cache files
+ * stay as memtrack versions before it read and write them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,13 +42,14 @@
 #include "util/util.h"
 
 #define CACHE_MAGIC		"memtrack-dwarf-cache 2 "
+#define IDENT_MAGIC		"memtrack-dwarf-ident 1 "
+#define IDENT_SUFFIX		".ident"
 #define KEY_FILE		"key"
 #define KEY_BYTES		16
 #define MAX_FILE_BYTES		(64U << 20)
 #define MAX_FRAMES		64
 #define MAX_ID			64	/* bytes of build id */
 #define IDENT_MAX		96
-#define IDENT_CHARS		"0123456789abcdef:."
 #define SETTLED_NS		(2 * NSEC_PER_SEC)
 
 struct cache_entry {
@@ -394,17 +400,6 @@ static void forget(struct dwarf_cache *c)
 	u64_map__init(&c->by_addr);
 }
 
-/* what follows the hash in a first line: nothing, or " " and an identity */
-static bool ident_or_none(const char *s)
-{
-	size_t n;
-
-	if (!*s)
-		return true;
-	n = strlen(s + 1);
-	return *s == ' ' && n && n < IDENT_MAX && strspn(s + 1, IDENT_CHARS) == n;
-}
-
 static bool parse(struct dwarf_cache *c, char *buf, size_t size)
 {
 	char *p = buf, *end = buf + size, *line;
@@ -413,7 +408,7 @@ static bool parse(struct dwarf_cache *c, char *buf, size_t size)
 
 	snprintf(header, sizeof(header), CACHE_MAGIC "%s %016" PRIx64, c->name, c->hash);
 	line = next_line(&p, end, &len);
-	if (!line || strncmp(line, header, strlen(header)) || !ident_or_none(line + strlen(header)))
+	if (!line || strcmp(line, header))
 		return false;
 	while (p < end) {
 		line = next_line(&p, end, &len);
@@ -448,15 +443,24 @@ static void load(struct dwarf_cache *c)
 	free(buf);
 }
 
-/* the hash the file's first line keeps for our file's identity: false when none */
+/* "<build id>.ident" */
+static void ident_name(const struct dwarf_cache *c, char *name, size_t len)
+{
+	snprintf(name, len, "%s" IDENT_SUFFIX, c->name);
+}
+
+/* the hash kept for the file's identity, from its .ident file: false when none */
 static bool hash_of_ident(const struct dwarf_cache *c, uint64_t *hash)
 {
-	char want[sizeof(CACHE_MAGIC) + sizeof(c->name) + 1], line[sizeof(want) + 17 + IDENT_MAX + 1];
-	int fd = openat(c->dir, c->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	const char *p = line + strlen(CACHE_MAGIC) + strlen(c->name) + 1;
+	char name[sizeof(c->name) + sizeof(IDENT_SUFFIX)], want[sizeof(IDENT_MAGIC) + 17 + IDENT_MAX + 1];
+	char line[sizeof(want) + 1];
+	uint64_t h = 0;
 	struct stat st;
 	ssize_t n;
+	int fd;
 
+	ident_name(c, name, sizeof(name));
+	fd = openat(c->dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	n = fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ? -1 :
@@ -465,10 +469,34 @@ static bool hash_of_ident(const struct dwarf_cache *c, uint64_t *hash)
 	if (n <= 0)
 		return false;
 	line[n] = 0;
-	snprintf(want, sizeof(want), CACHE_MAGIC "%s ", c->name);
-	return !strncmp(line, want, strlen(want)) && strspn(p, "0123456789abcdef") == 16 &&
-	       p[16] == ' ' && !strncmp(p + 17, c->ident, strlen(c->ident)) &&
-	       p[17 + strlen(c->ident)] == '\n' && sscanf(p, "%16" SCNx64, hash) == 1;
+	if (strncmp(line, IDENT_MAGIC, strlen(IDENT_MAGIC)) ||
+	    strspn(line + strlen(IDENT_MAGIC), "0123456789abcdef") != 16 ||
+	    sscanf(line + strlen(IDENT_MAGIC), "%16" SCNx64, &h) != 1)
+		return false;
+	snprintf(want, sizeof(want), IDENT_MAGIC "%016" PRIx64 " %s\n", h, c->ident);
+	if (strcmp(line, want))
+		return false;
+	*hash = h;
+	return true;
+}
+
+/* the hash just taken, kept with the file's identity: a file of our own, renamed over the old */
+static void save_ident(const struct dwarf_cache *c)
+{
+	char name[sizeof(c->name) + sizeof(IDENT_SUFFIX)], tmp[sizeof(name) + 32];
+	char line[sizeof(IDENT_MAGIC) + 17 + IDENT_MAX + 1];
+	int fd, len;
+	bool written;
+
+	ident_name(c, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", name, (int)getpid());
+	len = snprintf(line, sizeof(line), IDENT_MAGIC "%016" PRIx64 " %s\n", c->hash, c->ident);
+	fd = openat(c->dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	written = write(fd, line, len) == len;
+	if (close(fd) || !written || renameat(c->dir, tmp, c->dir, name))
+		unlinkat(c->dir, tmp, 0);
 }
 
 struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t len,
@@ -491,11 +519,10 @@ struct dwarf_cache *dwarf_cache__open(int dir, const unsigned char *id, size_t l
 	if (!ident_of_image(image, size, c->ident, sizeof(c->ident)) || !hash_of_ident(c, &c->hash)) {
 		c->hash = siphash(key, image, size);
 		c->hashed = true;
+		if (c->ident[0])
+			save_ident(c);
 	}
 	load(c);
-	/* kept without its identity: written again with it, for the next run */
-	if (c->hashed && c->ident[0] && c->loaded)
-		c->dirty = true;
 	return c;
 }
 
@@ -514,8 +541,7 @@ static void write_entries(const struct dwarf_cache *c, FILE *f)
 	size_t i;
 	uint32_t k;
 
-	fprintf(f, CACHE_MAGIC "%s %016" PRIx64 "%s%s\n", c->name, c->hash,
-		c->ident[0] ? " " : "", c->ident);
+	fprintf(f, CACHE_MAGIC "%s %016" PRIx64 "\n", c->name, c->hash);
 	for (i = 0; i < c->nr; i++) {
 		const struct cache_entry *e = &c->entries[i];
 
