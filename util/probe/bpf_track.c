@@ -888,23 +888,45 @@ int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 	return scan.allocator ? 0 : -ENOENT;
 }
 
+static struct mt_file_id file_id_of_stat(const struct stat *st)
+{
+	return (struct mt_file_id){ kernel_dev(major(st->st_dev), minor(st->st_dev)), st->st_ino };
+}
+
+/*
+ * The probes go on our own open file, by its descriptor: the process's
+ * root is its word, and a path in it may name another file by the time
+ * the kernel looks (probes at libc's offsets in some other file's code).
+ * Its root only says whether it would map the same file.
+ */
 int bpf_track__prelink(struct bpf_track *t, pid_t pid, const char *path)
 {
-	char rooted[PATH_MAX + 32];
-	struct mt_file_id id;
+	char rooted[PATH_MAX + 32], by_fd[32];
+	struct mt_file_id id, own;
 	struct probe_file *f;
 	struct stat st;
+	int fd, err;
 
 	if (!path || bpf_track__mode(t, pid) != MT_MODE_BPF)
 		return 0;
 	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", pid, path);
 	if (stat(rooted, &st))
-		return errno == ENOENT ? 0 : -errno;
-	id = (struct mt_file_id){ kernel_dev(major(st.st_dev), minor(st.st_dev)), st.st_ino };
+		return 0;
+	id = file_id_of_stat(&st);
 	f = probe_files__find(&t->files, &id);
 	if (!f || f->kind == MT_FILE_PLAIN)
 		return 0;
-	return link_file(t, pid, f, rooted, path, LINK_ALL);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	own = fstat(fd, &st) ? (struct mt_file_id){ 0 } : file_id_of_stat(&st);
+	err = 0;
+	if (same_file(&own, &id)) {
+		snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", fd);
+		err = link_file(t, pid, f, by_fd, path, LINK_ALL);
+	}
+	close(fd);
+	return err;
 }
 
 /* probes libc in memtrack itself (not tracked: they make no event), to see that it works */
