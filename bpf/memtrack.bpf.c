@@ -176,18 +176,6 @@ struct {
 	__type(value, __u64);
 } pressure_stopped SEC(".maps");
 
-/*
- * tgid -> 1: its hold for new code is for the resolver alone (its probes
- * are all in): another's SIGCONT ending it early loses no call
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, MT_MAX_STOPPED);
-	__type(key, __u32);
-	__type(value, __u8);
-} held_for_names SEC(".maps");
-
 /* tracked processes that someone else (the workload, a shell) has stopped: tgid -> when */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -554,7 +542,6 @@ static __noinline void stop_for_attach(struct mt_file_id *file, bool always,
 	struct mt_proc_event *e;
 	__u32 tgid = current_pid_tgid() >> 32, key;
 	bool for_probes = reason != MT_NEW_CODE_MMAP || !file || known_file_needs_stop(file, tgid);
-	__u8 one = 1;
 	__u64 now;
 
 	if (!always && !for_probes)
@@ -572,17 +559,13 @@ static __noinline void stop_for_attach(struct mt_file_id *file, bool always,
 		return;
 	}
 	key = tgid | MT_STOPPED_FOR_ATTACH;
-	now = stop_value(tgid);
+	now = stop_value(tgid) | (for_probes ? 0 : MT_STOPPED_NAMES);
 	bpf_map_update_elem(&pressure_stopped, &key, &now, BPF_ANY);
-	if (for_probes)
-		bpf_map_delete_elem(&held_for_names, &tgid);
-	else
-		bpf_map_update_elem(&held_for_names, &tgid, &one, BPF_ANY);
 	e->kind = MT_NEW_CODE;
 	e->pid = tgid;
 	e->ppid = 0;
 	e->reason = reason;
-	e->ts = now & ~MT_STOPPED_THEIRS;
+	e->ts = now & ~MT_STOPPED_VALUE_FLAGS;
 	e->comm[0] = 0;
 	e->filename[0] = 0;
 	e->exe.dev = exe ? exe->dev : 0;
@@ -1456,7 +1439,6 @@ int BPF_PROG(process_exit, struct task_struct *p)
 	bpf_map_delete_elem(&tracked, &tgid);
 	bpf_map_delete_elem(&their_stops, &tgid);
 	bpf_map_delete_elem(&shim_mapped, &tgid);
-	bpf_map_delete_elem(&held_for_names, &tgid);
 	e = reserve_proc_event(MT_EXIT, tgid);
 	if (!e)
 		return 0;
@@ -1504,6 +1486,7 @@ int BPF_PROG(signal_generate, int sig, void *info, struct task_struct *task)
 		return 0;
 	if (sig == SIGCONT) {
 		__u32 key = tgid | MT_STOPPED_FOR_ATTACH;
+		__u64 *held;
 
 		/*
 		 * memtrack takes its key before its own SIGCONT: this one ends the
@@ -1512,10 +1495,10 @@ int BPF_PROG(signal_generate, int sig, void *info, struct task_struct *task)
 		 * child); one the shim serves records on, and loses only the calls
 		 * of an allocator of its own not probed yet: not counted, or every
 		 * job a job-control shell continues would end a run incomplete.
+		 * A hold for the resolver alone loses no call.
 		 */
-		if ((mode_bits_of(tgid) & MT_MODE_LINKED) &&
-		    bpf_map_lookup_elem(&pressure_stopped, &key) &&
-		    !bpf_map_lookup_elem(&held_for_names, &tgid))
+		held = bpf_map_lookup_elem(&pressure_stopped, &key);
+		if ((mode_bits_of(tgid) & MT_MODE_LINKED) && held && !(*held & MT_STOPPED_NAMES))
 			__sync_fetch_and_add(&holds_ended_early, 1);
 		bpf_map_delete_elem(&their_stops, &tgid);
 		mark_their_stop(tgid, false);

@@ -45,6 +45,15 @@ enum mt_kind {
  */
 #define MT_STOPPED_THEIRS	(1ULL << 63)
 /*
+ * In a value of pressure_stopped for MT_STOPPED_FOR_ATTACH: the hold is
+ * for the resolver alone, the process's probes are all in (another's
+ * SIGCONT ending it loses no call).  In a bit of the value, not a map of
+ * its own: a map is a descriptor of memtrack's, and memtrack runs under
+ * the tree's limit of descriptors.
+ */
+#define MT_STOPPED_NAMES	(1ULL << 62)
+#define MT_STOPPED_VALUE_FLAGS	(MT_STOPPED_THEIRS | MT_STOPPED_NAMES)
+/*
  * A value of their_stops: when someone else last stopped the process
  * (SIGSTOP), with this bit when the process stopped itself.
  */

@@ -67,7 +67,7 @@ static bool resume_key(const struct pressure_ops *ops, int map_fd, uint32_t key,
 	if (ops->map_call(BPF_MAP_LOOKUP_ELEM, map_fd, &key, stopped_at))
 		*stopped_at = 0;
 	theirs = *stopped_at & MT_STOPPED_THEIRS;
-	*stopped_at &= ~MT_STOPPED_THEIRS;
+	*stopped_at &= ~MT_STOPPED_VALUE_FLAGS;
 	if (ops->map_call(BPF_MAP_DELETE_ELEM, map_fd, &key, NULL))
 		return false;	/* someone else released it */
 	if (!theirs)
