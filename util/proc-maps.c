@@ -95,8 +95,6 @@ void proc_maps__close(struct proc_maps *it)
 	memset(it, 0, sizeof(*it));
 }
 
-#define VDSO_NAME	"[vdso]"
-
 int proc_exec_maps__read(struct proc_exec_maps *maps, pid_t pid)
 {
 	struct proc_maps it;
@@ -109,7 +107,7 @@ int proc_exec_maps__read(struct proc_exec_maps *maps, pid_t pid)
 		return err;
 	while ((err = proc_maps__next(&it, &m)) > 0) {
 		/* anonymous executable memory (JIT), [vsyscall], [uprobes]: no file */
-		if (!proc_map__exec(&m) || (m.path[0] != '/' && strcmp(m.path, VDSO_NAME)))
+		if (!proc_map__exec(&m) || (m.path[0] != '/' && strcmp(m.path, PROC_MAP_VDSO)))
 			continue;
 		if (grow_array((void **)&maps->v, &maps->cap, maps->n + 1, sizeof(*maps->v)) ||
 		    !(m.path = strdup(m.path))) {

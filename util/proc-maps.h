@@ -30,6 +30,8 @@ struct proc_map {
 				 * until the next call */
 };
 
+#define PROC_MAP_VDSO	"[vdso]"
+
 struct proc_maps {
 	FILE *f;
 	char *buf;		/* the stream's */

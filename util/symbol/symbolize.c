@@ -40,7 +40,6 @@
 
 #define MODULE_BUCKETS		1024
 #define REFRESH_INTERVAL_NS	NSEC_PER_MSEC
-#define VDSO_NAME		"[vdso]"
 
 struct pid_entry {
 	struct pid_entry *hnext;
