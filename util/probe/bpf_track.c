@@ -773,6 +773,11 @@ int bpf_track__inspect_process(struct bpf_track *t, pid_t pid, enum link_want wa
 	return err;
 }
 
+void bpf_track__use_guardian(struct bpf_track *t, int guardian_fd)
+{
+	link_closer__use_guardian(t->closer, guardian_fd);
+}
+
 /* pid's links go, to a thread that closes them: each close takes milliseconds */
 void bpf_track__unlink_process(struct bpf_track *t, pid_t pid)
 {

@@ -115,6 +115,8 @@ int bpf_track__mode(struct bpf_track *t, pid_t pid);
 int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);
+/* the links of processes gone are released by the guardian from now on */
+void bpf_track__use_guardian(struct bpf_track *t, int guardian_fd);
 /* the ids of the loaded programs, for the guardian; returns how many */
 int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "util/fd-pass.h"
 #include "util/probe/link-closer.h"
+#include "util/probe/pressure.h"
 #include "util/util.h"
 
 struct link_closer {
@@ -13,24 +15,46 @@ struct link_closer {
 	pthread_cond_t queued;
 	int *fds;
 	size_t n, cap;
+	int guardian_fd;
 	bool stopping;
 };
+
+/*
+ * Handed to the guardian, a link is released there, and our close only
+ * drops a reference: a release that waits here would delay memtrack's
+ * exit, which waits for every thread.
+ */
+static void close_batch(int guardian_fd, const int *fds, int n)
+{
+	int i;
+
+	if (guardian_fd >= 0) {
+		pressure__close_by_guardian(guardian_fd, fds, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
 
 static void *closer_main(void *arg)
 {
 	struct link_closer *c = arg;
+	int batch[SEND_FDS_MAX];
 
 	name_thread("close-links");
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
+		int n = 0, guardian_fd;
+
 		while (!c->n && !c->stopping)
 			pthread_cond_wait(&c->queued, &c->lock);
 		if (!c->n)
 			break;
-		int fd = c->fds[--c->n];
-
+		while (c->n && n < SEND_FDS_MAX)
+			batch[n++] = c->fds[--c->n];
+		guardian_fd = c->guardian_fd;
 		pthread_mutex_unlock(&c->lock);
-		close(fd);
+		close_batch(guardian_fd, batch, n);
 		pthread_mutex_lock(&c->lock);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -43,6 +67,7 @@ struct link_closer *link_closer__new(void)
 
 	if (!c)
 		return NULL;
+	c->guardian_fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->queued, NULL);
 	if (pthread_create(&c->thread, NULL, closer_main, c)) {
@@ -50,6 +75,13 @@ struct link_closer *link_closer__new(void)
 		return NULL;
 	}
 	return c;
+}
+
+void link_closer__use_guardian(struct link_closer *c, int guardian_fd)
+{
+	pthread_mutex_lock(&c->lock);
+	c->guardian_fd = guardian_fd;
+	pthread_mutex_unlock(&c->lock);
 }
 
 void link_closer__close(struct link_closer *c, int fd)

@@ -10,6 +10,8 @@
 struct link_closer;
 
 struct link_closer *link_closer__new(void);
+/* from now on the links are released by the guardian (pressure.h), not here */
+void link_closer__use_guardian(struct link_closer *c, int guardian_fd);
 /* fd < 0 is ignored; an fd that cannot be queued is closed at once */
 void link_closer__close(struct link_closer *c, int fd);
 /*

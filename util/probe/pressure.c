@@ -178,41 +178,84 @@ static void guardian_setup(int sock, int map_fd, int pidfd)
 	keep_only_cap_kill();
 }
 
-/* a message: 0 and links to close, or FREEZER_MSG, the thaw word, and the freezer's fd */
+/*
+ * A message: 0 and links to close once memtrack is gone; CLOSE_MSG and
+ * links to close at CLOSED_MSG, which says memtrack closed its copies (the
+ * last close is the slow one, and must be ours); or FREEZER_MSG, the thaw
+ * word, and the freezer's fd.
+ */
+#define CLOSE_MSG	'C'
+#define CLOSED_MSG	'D'
 #define FREEZER_MSG	'F'
 #define MAX_WORD	16
+
+static void close_fds(const int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+struct handed {
+	int kept[MAX_HANDED_FDS], nkept;	/* closed once memtrack is gone */
+	int closing[SEND_FDS_MAX], nclosing;	/* closed at CLOSED_MSG */
+	int freezer_fd;
+	char thaw[MAX_WORD];
+};
+
+static void take_message(struct handed *h, const char *msg, ssize_t len, int *fds, int n)
+{
+	int i;
+
+	if (msg[0] == FREEZER_MSG && len > 1 && n == 1 && h->freezer_fd < 0) {
+		h->freezer_fd = fds[0];
+		snprintf(h->thaw, sizeof(h->thaw), "%.*s", (int)(len - 1), msg + 1);
+		return;
+	}
+	if (msg[0] == CLOSE_MSG || msg[0] == CLOSED_MSG) {
+		close_fds(h->closing, h->nclosing);
+		h->nclosing = 0;
+	}
+	if (msg[0] == CLOSE_MSG) {
+		memcpy(h->closing, fds, n * sizeof(*fds));
+		h->nclosing = n;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (msg[0] == 0 && h->nkept < MAX_HANDED_FDS)
+			h->kept[h->nkept++] = fds[i];
+		else
+			close(fds[i]);
+	}
+}
 
 static void guardian_main(int sock, int map_fd, int pidfd)
 {
 	struct pollfd exited = { .fd = 5, .events = POLLIN };
-	int fds[MAX_HANDED_FDS], nfds = 0, i, freezer_fd = -1;
-	char thaw[MAX_WORD] = "";
+	struct handed h = { .freezer_fd = -1 };
+	int i;
 
 	guardian_setup(sock, map_fd, pidfd);
 	/* links memtrack hands over, until EOF: memtrack is gone */
 	for (;;) {
 		char msg[1 + MAX_WORD];
-		int got;
-		ssize_t n = recv_fds(3, msg, sizeof(msg), fds + nfds, MAX_HANDED_FDS - nfds, &got);
+		int fds[SEND_FDS_MAX], n;
+		ssize_t len = recv_fds(3, msg, sizeof(msg), fds, SEND_FDS_MAX, &n);
 
-		if (n > 1 && msg[0] == FREEZER_MSG && got == 1 && freezer_fd < 0) {
-			freezer_fd = fds[nfds];
-			snprintf(thaw, sizeof(thaw), "%.*s", (int)(n - 1), msg + 1);
-			got = 0;
-		}
-		nfds += got;
-		if (n <= 0)
+		if (len <= 0)
 			break;
+		take_message(&h, msg, len, fds, n);
 	}
 	/* memtrack is gone: a tree it froze runs again (no one to tell of a failure) */
-	if (freezer_fd >= 0) {
-		ssize_t n = pwrite(freezer_fd, thaw, strlen(thaw), 0);
+	if (h.freezer_fd >= 0) {
+		ssize_t n = pwrite(h.freezer_fd, h.thaw, strlen(h.thaw), 0);
 
 		(void)n;
 	}
 	/* links memtrack handed over, so that releasing them does not delay its exit */
-	for (i = 0; i < nfds; i++)
-		close(fds[i]);
+	close_fds(h.closing, h.nclosing);
+	close_fds(h.kept, h.nkept);
 	/*
 	 * The kernel releases the links of an exiting process before its
 	 * pidfd says it has exited (exit_files, exit_task_work, then
@@ -265,9 +308,8 @@ int pressure__start_guardian(int map_fd)
 	return fds[1];
 }
 
-int pressure__hand_over(int guardian_fd, const int *fds, int n)
+static int hand_over(int guardian_fd, char byte, const int *fds, int n)
 {
-	char byte = 0;
 	int i, chunk;
 
 	for (i = 0; i < n; i += chunk) {
@@ -279,6 +321,27 @@ int pressure__hand_over(int guardian_fd, const int *fds, int n)
 			return sent;
 	}
 	return 0;
+}
+
+int pressure__hand_over(int guardian_fd, const int *fds, int n)
+{
+	return hand_over(guardian_fd, 0, fds, n);
+}
+
+int pressure__close_by_guardian(int guardian_fd, const int *fds, int n)
+{
+	char byte = CLOSED_MSG;
+	int err = 0, i;
+
+	if (n > SEND_FDS_MAX)
+		return -EINVAL;
+	if (send_fds(guardian_fd, (char[]){ CLOSE_MSG }, 1, fds, n, 0) < 0)
+		err = -errno;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	if (!err && send_fds(guardian_fd, &byte, 1, NULL, 0, 0) < 0)
+		err = -errno;
+	return err;
 }
 
 int pressure__hand_over_freezer(int guardian_fd, int state_fd, const char *thaw_word)

@@ -53,6 +53,11 @@ int pressure__start_guardian(int map_fd);
  * does not wait for.
  */
 int pressure__hand_over(int guardian_fd, const int *fds, int n);
+/*
+ * Closes n <= SEND_FDS_MAX fds, the links among them released by the
+ * guardian at once, so that memtrack's exit need not wait for them.
+ */
+int pressure__close_by_guardian(int guardian_fd, const int *fds, int n);
 /* gives the guardian the tree's freezer, which it thaws once memtrack is gone */
 int pressure__hand_over_freezer(int guardian_fd, int state_fd, const char *thaw_word);
 

@@ -812,6 +812,7 @@ int track_session__prepare(struct track_session *s)
 	if (err < 0)
 		return fatal("cannot start the guardian process: %s", strerror(-err));
 	s->guardian_fd = err;
+	bpf_track__use_guardian(s->bpf, s->guardian_fd);
 	return start_shim_host(s);
 }
 
