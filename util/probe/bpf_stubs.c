@@ -140,6 +140,11 @@ int bpf_track__pressure_fd(struct bpf_track *t)
 	return -EOPNOTSUPP;
 }
 
+void bpf_track__use_guardian(struct bpf_track *t, int guardian_fd)
+{
+	(void)t, (void)guardian_fd;
+}
+
 int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max)
 {
 	(void)t, (void)ids, (void)max;
