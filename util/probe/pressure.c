@@ -330,18 +330,15 @@ int pressure__hand_over(int guardian_fd, const int *fds, int n)
 
 int pressure__close_by_guardian(int guardian_fd, const int *fds, int n)
 {
-	char byte = CLOSED_MSG;
-	int err = 0, i;
+	const char close_msg = CLOSE_MSG, closed_msg = CLOSED_MSG;
+	ssize_t err = n > SEND_FDS_MAX ? -EINVAL : send_fds(guardian_fd, &close_msg, 1, fds, n, 0);
+	int i;
 
-	if (n > SEND_FDS_MAX)
-		return -EINVAL;
-	if (send_fds(guardian_fd, (char[]){ CLOSE_MSG }, 1, fds, n, 0) < 0)
-		err = -errno;
 	for (i = 0; i < n; i++)
 		close(fds[i]);
-	if (!err && send_fds(guardian_fd, &byte, 1, NULL, 0, 0) < 0)
-		err = -errno;
-	return err;
+	if (err >= 0)
+		err = send_fds(guardian_fd, &closed_msg, 1, NULL, 0, 0);
+	return err < 0 ? (int)err : 0;
 }
 
 int pressure__hand_over_freezer(int guardian_fd, int state_fd, const char *thaw_word)

@@ -54,8 +54,8 @@ int pressure__start_guardian(int map_fd);
  */
 int pressure__hand_over(int guardian_fd, const int *fds, int n);
 /*
- * Closes n <= SEND_FDS_MAX fds, the links among them released by the
- * guardian at once, so that memtrack's exit need not wait for them.
+ * Closes the n fds; with n <= SEND_FDS_MAX, the guardian releases the
+ * links among them at once, so that memtrack's exit need not wait for them.
  */
 int pressure__close_by_guardian(int guardian_fd, const int *fds, int n);
 /* gives the guardian the tree's freezer, which it thaws once memtrack is gone */
