@@ -25,15 +25,16 @@
 #include "shim.h"
 
 /*
- * The exported functions keep a frame (the shim is built with frame
- * pointers): their callers' frames are read from it.  On x86-64 they also
- * realign the stack: code of the program's own that calls malloc with the
- * stack misaligned runs bare, and must not fault in what the shim calls.
+ * The entries behind the exported names (PASS_THROUGH, at the end) keep a
+ * frame (the shim is built with frame pointers): their callers' frames
+ * are read from it.  On x86-64 they also realign the stack: code of the
+ * program's own that calls malloc with the stack misaligned runs bare, and
+ * must not fault in what the shim calls.
  */
 #if defined(__x86_64__)
-#define EXPORT	__attribute__((visibility("default"), force_align_arg_pointer))
+#define ENTRY	__attribute__((visibility("hidden"), force_align_arg_pointer))
 #else
-#define EXPORT	__attribute__((visibility("default")))
+#define ENTRY	__attribute__((visibility("hidden")))
 #endif
 
 enum next_fn {
@@ -52,7 +53,7 @@ enum next_fn {
 	F_MAX,
 };
 
-static struct shim_next_sym next[F_MAX] = {
+SHIM_HIDDEN struct shim_next_sym shim_next[F_MAX] = {
 	[F_MALLOC] = { "malloc" },
 	[F_FREE] = { "free" },
 	[F_CALLOC] = { "calloc" },
@@ -90,7 +91,7 @@ static bool resolved;
 
 static void resolve(void)
 {
-	shim_lookup_next(next, F_MAX, (const void *)resolve);
+	shim_lookup_next(shim_next, F_MAX, (const void *)resolve);
 	__atomic_store_n(&resolved, true, __ATOMIC_RELEASE);
 }
 
@@ -102,14 +103,14 @@ static void *next_fn(enum next_fn f)
 {
 	if (unlikely(!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)))
 		resolve();
-	if (unlikely(!next[f].addr)) {
+	if (unlikely(!shim_next[f].addr)) {
 		resolve();
-		if (!next[f].addr) {
-			shim_warn("no definition to forward to: ", next[f].name);
+		if (!shim_next[f].addr) {
+			shim_warn("no definition to forward to: ", shim_next[f].name);
 			abort();
 		}
 	}
-	return next[f].addr;
+	return shim_next[f].addr;
 }
 
 uint32_t shim_hello_flags(void)
@@ -121,9 +122,9 @@ uint32_t shim_hello_flags(void)
 	if (!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
 		resolve();
 	for (f = 0; f < F_C_FAMILY; f++)
-		if (next[f].shadowed)
+		if (shim_next[f].shadowed)
 			flags |= SHIM_SHADOWED;
-	if (!next[F_MALLOC].addr || !next[F_FREE].addr)
+	if (!shim_next[F_MALLOC].addr || !shim_next[F_FREE].addr)
 		flags |= SHIM_NO_NEXT;
 	/* a Python of this process allocates its small objects with malloc: report's hint */
 	pymalloc = getenv("PYTHONMALLOC");
@@ -207,31 +208,31 @@ static inline void free_ptr(enum next_fn f, void *p)
  * C library's in the symbol table (asm labels): whoever reads the tree for
  * realloc (util/util.c calls it) finds the C library's, not the shim's.
  */
-EXPORT void *shim_malloc(size_t size) __asm__("malloc");
-EXPORT void shim_free(void *p) __asm__("free");
-EXPORT void *shim_calloc(size_t n, size_t size) __asm__("calloc");
-EXPORT void *shim_realloc(void *old, size_t size) __asm__("realloc");
-EXPORT void *shim_reallocarray(void *old, size_t n, size_t size) __asm__("reallocarray");
-EXPORT void *shim_aligned_alloc(size_t align, size_t size) __asm__("aligned_alloc");
-EXPORT void *shim_memalign(size_t align, size_t size) __asm__("memalign");
-EXPORT void *shim_valloc(size_t size) __asm__("valloc");
-EXPORT void *shim_pvalloc(size_t size) __asm__("pvalloc");
-EXPORT int shim_posix_memalign(void **out, size_t align, size_t size) __asm__("posix_memalign");
-EXPORT int shim_dlclose(void *handle) __asm__("dlclose");
+ENTRY void *shim_malloc(size_t size) __asm__("memtrack_entry_malloc");
+ENTRY void shim_free(void *p) __asm__("memtrack_entry_free");
+ENTRY void *shim_calloc(size_t n, size_t size) __asm__("memtrack_entry_calloc");
+ENTRY void *shim_realloc(void *old, size_t size) __asm__("memtrack_entry_realloc");
+ENTRY void *shim_reallocarray(void *old, size_t n, size_t size) __asm__("memtrack_entry_reallocarray");
+ENTRY void *shim_aligned_alloc(size_t align, size_t size) __asm__("memtrack_entry_aligned_alloc");
+ENTRY void *shim_memalign(size_t align, size_t size) __asm__("memtrack_entry_memalign");
+ENTRY void *shim_valloc(size_t size) __asm__("memtrack_entry_valloc");
+ENTRY void *shim_pvalloc(size_t size) __asm__("memtrack_entry_pvalloc");
+ENTRY int shim_posix_memalign(void **out, size_t align, size_t size) __asm__("memtrack_entry_posix_memalign");
+ENTRY int shim_dlclose(void *handle) __asm__("memtrack_entry_dlclose");
 
-EXPORT void *shim_malloc(size_t size)
+ENTRY void *shim_malloc(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return alloc_size(F_MALLOC, MT_MALLOC, size, &c);
 }
 
-EXPORT void shim_free(void *p)
+ENTRY void shim_free(void *p)
 {
 	free_ptr(F_FREE, p);
 }
 
-EXPORT void *shim_calloc(size_t n, size_t size)
+ENTRY void *shim_calloc(size_t n, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -248,7 +249,7 @@ EXPORT void *shim_calloc(size_t n, size_t size)
 typedef void *realloc_fn(void *, size_t);
 typedef void *reallocarray_fn(void *, size_t, size_t);
 
-EXPORT void *shim_realloc(void *old, size_t size)
+ENTRY void *shim_realloc(void *old, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -263,7 +264,7 @@ EXPORT void *shim_realloc(void *old, size_t size)
 	return p;
 }
 
-EXPORT void *shim_reallocarray(void *old, size_t n, size_t size)
+ENTRY void *shim_reallocarray(void *old, size_t n, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -278,21 +279,21 @@ EXPORT void *shim_reallocarray(void *old, size_t n, size_t size)
 	return p;
 }
 
-EXPORT void *shim_aligned_alloc(size_t align, size_t size)
+ENTRY void *shim_aligned_alloc(size_t align, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return alloc_aligned(F_ALIGNED_ALLOC, align, size, size, &c);
 }
 
-EXPORT void *shim_memalign(size_t align, size_t size)
+ENTRY void *shim_memalign(size_t align, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return alloc_aligned(F_MEMALIGN, align, size, size, &c);
 }
 
-EXPORT void *shim_valloc(size_t size)
+ENTRY void *shim_valloc(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -306,7 +307,7 @@ EXPORT void *shim_valloc(size_t size)
 	return p;
 }
 
-EXPORT void *shim_pvalloc(size_t size)
+ENTRY void *shim_pvalloc(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -322,7 +323,7 @@ EXPORT void *shim_pvalloc(size_t size)
 
 typedef int posix_memalign_fn(void **, size_t, size_t);
 
-EXPORT int shim_posix_memalign(void **out, size_t align, size_t size)
+ENTRY int shim_posix_memalign(void **out, size_t align, size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 	struct shim_thread *t = enter();
@@ -368,14 +369,16 @@ static inline void *new_throwing(enum next_fn f, enum next_fn f_nothrow, size_t 
 	return p;
 }
 
-EXPORT void *_Znwm(size_t size)
+ENTRY void *_Znwm(size_t size) __asm__("memtrack_entry__Znwm");
+ENTRY void *_Znwm(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return new_throwing(F_NEW, F_NEW_NOTHROW, size, &c);
 }
 
-EXPORT void *_Znam(size_t size)
+ENTRY void *_Znam(size_t size) __asm__("memtrack_entry__Znam");
+ENTRY void *_Znam(size_t size)
 {
 	struct shim_caller c = SHIM_CALLER();
 
@@ -396,14 +399,16 @@ static inline void *new_nothrow(enum next_fn f, size_t size, const nothrow_t *nt
 	return p;
 }
 
-EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *nt)
+ENTRY void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *nt) __asm__("memtrack_entry__ZnwmRKSt9nothrow_t");
+ENTRY void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_t *nt)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return new_nothrow(F_NEW_NOTHROW, size, nt, &c);
 }
 
-EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *nt)
+ENTRY void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *nt) __asm__("memtrack_entry__ZnamRKSt9nothrow_t");
+ENTRY void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_t *nt)
 {
 	struct shim_caller c = SHIM_CALLER();
 
@@ -426,14 +431,16 @@ static inline void *new_aligned_throwing(enum next_fn f, enum next_fn f_nothrow,
 	return p;
 }
 
-EXPORT void *_ZnwmSt11align_val_t(size_t size, align_val_t align)
+ENTRY void *_ZnwmSt11align_val_t(size_t size, align_val_t align) __asm__("memtrack_entry__ZnwmSt11align_val_t");
+ENTRY void *_ZnwmSt11align_val_t(size_t size, align_val_t align)
 {
 	struct shim_caller c = SHIM_CALLER();
 
 	return new_aligned_throwing(F_NEW_ALIGNED, F_NEW_ALIGNED_NOTHROW, size, align, &c);
 }
 
-EXPORT void *_ZnamSt11align_val_t(size_t size, align_val_t align)
+ENTRY void *_ZnamSt11align_val_t(size_t size, align_val_t align) __asm__("memtrack_entry__ZnamSt11align_val_t");
+ENTRY void *_ZnamSt11align_val_t(size_t size, align_val_t align)
 {
 	struct shim_caller c = SHIM_CALLER();
 
@@ -455,7 +462,9 @@ static inline void *new_aligned_nothrow(enum next_fn f, size_t size, align_val_t
 	return p;
 }
 
-EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
+ENTRY void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
+						const nothrow_t *nt) __asm__("memtrack_entry__ZnwmSt11align_val_tRKSt9nothrow_t");
+ENTRY void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
 						const nothrow_t *nt)
 {
 	struct shim_caller c = SHIM_CALLER();
@@ -463,7 +472,9 @@ EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
 	return new_aligned_nothrow(F_NEW_ALIGNED_NOTHROW, size, align, nt, &c);
 }
 
-EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
+ENTRY void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
+						const nothrow_t *nt) __asm__("memtrack_entry__ZnamSt11align_val_tRKSt9nothrow_t");
+ENTRY void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, align_val_t align,
 						const nothrow_t *nt)
 {
 	struct shim_caller c = SHIM_CALLER();
@@ -487,63 +498,77 @@ typedef void delete_aligned_nothrow_fn(void *, align_val_t, const nothrow_t *);
 	shim_record_free(t, p);						\
 	NESTED_VOID(t, call)
 
-EXPORT void _ZdlPv(void *p)
+ENTRY void _ZdlPv(void *p) __asm__("memtrack_entry__ZdlPv");
+ENTRY void _ZdlPv(void *p)
 {
 	DELETE_BODY(((free_fn *)next_fn(F_DELETE))(p));
 }
 
-EXPORT void _ZdaPv(void *p)
+ENTRY void _ZdaPv(void *p) __asm__("memtrack_entry__ZdaPv");
+ENTRY void _ZdaPv(void *p)
 {
 	DELETE_BODY(((free_fn *)next_fn(F_DELETE_ARRAY))(p));
 }
 
-EXPORT void _ZdlPvm(void *p, size_t size)
+ENTRY void _ZdlPvm(void *p, size_t size) __asm__("memtrack_entry__ZdlPvm");
+ENTRY void _ZdlPvm(void *p, size_t size)
 {
 	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_SIZED))(p, size));
 }
 
-EXPORT void _ZdaPvm(void *p, size_t size)
+ENTRY void _ZdaPvm(void *p, size_t size) __asm__("memtrack_entry__ZdaPvm");
+ENTRY void _ZdaPvm(void *p, size_t size)
 {
 	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_ARRAY_SIZED))(p, size));
 }
 
-EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const nothrow_t *nt)
+ENTRY void _ZdlPvRKSt9nothrow_t(void *p, const nothrow_t *nt) __asm__("memtrack_entry__ZdlPvRKSt9nothrow_t");
+ENTRY void _ZdlPvRKSt9nothrow_t(void *p, const nothrow_t *nt)
 {
 	DELETE_BODY(((delete_nothrow_fn *)next_fn(F_DELETE_NOTHROW))(p, nt));
 }
 
-EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const nothrow_t *nt)
+ENTRY void _ZdaPvRKSt9nothrow_t(void *p, const nothrow_t *nt) __asm__("memtrack_entry__ZdaPvRKSt9nothrow_t");
+ENTRY void _ZdaPvRKSt9nothrow_t(void *p, const nothrow_t *nt)
 {
 	DELETE_BODY(((delete_nothrow_fn *)next_fn(F_DELETE_ARRAY_NOTHROW))(p, nt));
 }
 
-EXPORT void _ZdlPvSt11align_val_t(void *p, align_val_t align)
+ENTRY void _ZdlPvSt11align_val_t(void *p, align_val_t align) __asm__("memtrack_entry__ZdlPvSt11align_val_t");
+ENTRY void _ZdlPvSt11align_val_t(void *p, align_val_t align)
 {
 	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_ALIGNED))(p, align));
 }
 
-EXPORT void _ZdaPvSt11align_val_t(void *p, align_val_t align)
+ENTRY void _ZdaPvSt11align_val_t(void *p, align_val_t align) __asm__("memtrack_entry__ZdaPvSt11align_val_t");
+ENTRY void _ZdaPvSt11align_val_t(void *p, align_val_t align)
 {
 	DELETE_BODY(((delete2_fn *)next_fn(F_DELETE_ARRAY_ALIGNED))(p, align));
 }
 
-EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t size, align_val_t align)
+ENTRY void _ZdlPvmSt11align_val_t(void *p, size_t size, align_val_t align) __asm__("memtrack_entry__ZdlPvmSt11align_val_t");
+ENTRY void _ZdlPvmSt11align_val_t(void *p, size_t size, align_val_t align)
 {
 	DELETE_BODY(((delete3_fn *)next_fn(F_DELETE_SIZED_ALIGNED))(p, size, align));
 }
 
-EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t size, align_val_t align)
+ENTRY void _ZdaPvmSt11align_val_t(void *p, size_t size, align_val_t align) __asm__("memtrack_entry__ZdaPvmSt11align_val_t");
+ENTRY void _ZdaPvmSt11align_val_t(void *p, size_t size, align_val_t align)
 {
 	DELETE_BODY(((delete3_fn *)next_fn(F_DELETE_ARRAY_SIZED_ALIGNED))(p, size, align));
 }
 
-EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
+ENTRY void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
+						const nothrow_t *nt) __asm__("memtrack_entry__ZdlPvSt11align_val_tRKSt9nothrow_t");
+ENTRY void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
 						const nothrow_t *nt)
 {
 	DELETE_BODY(((delete_aligned_nothrow_fn *)next_fn(F_DELETE_ALIGNED_NOTHROW))(p, align, nt));
 }
 
-EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
+ENTRY void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
+						const nothrow_t *nt) __asm__("memtrack_entry__ZdaPvSt11align_val_tRKSt9nothrow_t");
+ENTRY void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, align_val_t align,
 						const nothrow_t *nt)
 {
 	DELETE_BODY(((delete_aligned_nothrow_fn *)next_fn(F_DELETE_ARRAY_ALIGNED_NOTHROW))(p, align, nt));
@@ -555,7 +580,7 @@ typedef int dlclose_fn(void *);
  * An unloaded library's code and unwind tables are gone: no unwinder may
  * be reading them when they go, and it forgets them after.
  */
-EXPORT int shim_dlclose(void *handle)
+ENTRY int shim_dlclose(void *handle)
 {
 	int ret;
 
@@ -570,3 +595,100 @@ __attribute__((constructor)) static void shim_start(void)
 	/* a process that allocates nothing still joins: memtrack learns it took the shim */
 	shim_thread();
 }
+
+/*
+ * What the program calls: with the process inert (memtrack gone, or BPF
+ * tracing it behind the shim), a jump to the next definition, which
+ * leaves no frame of the shim's on the stack, so that BPF's probes there
+ * see the program's caller; else a jump to the shim's entry.  The process
+ * page's epoch says inert (shim.c); a fork child's page is zero.
+ */
+#if defined(__x86_64__)
+#define PASS_THROUGH(sym, index)						\
+	__asm__(".text\n"							\
+		".globl " #sym "\n"						\
+		".type " #sym ", @function\n"					\
+		#sym ":\n"							\
+		"	.cfi_startproc\n"					\
+		"	movq shim_epoch(%rip), %rax\n"				\
+		"	testq %rax, %rax\n"					\
+		"	jz 1f\n"						\
+		"	cmpq $-1, (%rax)\n"					\
+		"	jne 1f\n"						\
+		"	movq shim_next+" #index "*24+8(%rip), %r11\n"		\
+		"	testq %r11, %r11\n"					\
+		"	jz 1f\n"						\
+		"	jmp *%r11\n"						\
+		"1:	jmp memtrack_entry_" #sym "\n"				\
+		"	.cfi_endproc\n"					\
+		".size " #sym ", .-" #sym "\n")
+_Static_assert(sizeof(struct shim_next_sym) == 24 &&
+	       __builtin_offsetof(struct shim_next_sym, addr) == 8, "PASS_THROUGH's layout");
+#else
+#define PASS_THROUGH(sym, index)						\
+	__asm__(".globl " #sym "\n.set " #sym ", memtrack_entry_" #sym "\n")
+#endif
+
+_Static_assert(F_MALLOC == 0, "PASS_THROUGH's index");
+_Static_assert(F_FREE == 1, "PASS_THROUGH's index");
+_Static_assert(F_CALLOC == 2, "PASS_THROUGH's index");
+_Static_assert(F_REALLOC == 3, "PASS_THROUGH's index");
+_Static_assert(F_REALLOCARRAY == 4, "PASS_THROUGH's index");
+_Static_assert(F_ALIGNED_ALLOC == 5, "PASS_THROUGH's index");
+_Static_assert(F_MEMALIGN == 6, "PASS_THROUGH's index");
+_Static_assert(F_POSIX_MEMALIGN == 7, "PASS_THROUGH's index");
+_Static_assert(F_VALLOC == 8, "PASS_THROUGH's index");
+_Static_assert(F_PVALLOC == 9, "PASS_THROUGH's index");
+_Static_assert(F_NEW == 10, "PASS_THROUGH's index");
+_Static_assert(F_NEW_ARRAY == 11, "PASS_THROUGH's index");
+_Static_assert(F_NEW_NOTHROW == 12, "PASS_THROUGH's index");
+_Static_assert(F_NEW_ARRAY_NOTHROW == 13, "PASS_THROUGH's index");
+_Static_assert(F_NEW_ALIGNED == 14, "PASS_THROUGH's index");
+_Static_assert(F_NEW_ARRAY_ALIGNED == 15, "PASS_THROUGH's index");
+_Static_assert(F_NEW_ALIGNED_NOTHROW == 16, "PASS_THROUGH's index");
+_Static_assert(F_NEW_ARRAY_ALIGNED_NOTHROW == 17, "PASS_THROUGH's index");
+_Static_assert(F_DELETE == 18, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ARRAY == 19, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_SIZED == 20, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ARRAY_SIZED == 21, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_NOTHROW == 22, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ARRAY_NOTHROW == 23, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ALIGNED == 24, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ARRAY_ALIGNED == 25, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_SIZED_ALIGNED == 26, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ARRAY_SIZED_ALIGNED == 27, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ALIGNED_NOTHROW == 28, "PASS_THROUGH's index");
+_Static_assert(F_DELETE_ARRAY_ALIGNED_NOTHROW == 29, "PASS_THROUGH's index");
+_Static_assert(F_DLCLOSE == 30, "PASS_THROUGH's index");
+
+PASS_THROUGH(malloc, 0);	/* F_MALLOC */
+PASS_THROUGH(free, 1);	/* F_FREE */
+PASS_THROUGH(calloc, 2);	/* F_CALLOC */
+PASS_THROUGH(realloc, 3);	/* F_REALLOC */
+PASS_THROUGH(reallocarray, 4);	/* F_REALLOCARRAY */
+PASS_THROUGH(aligned_alloc, 5);	/* F_ALIGNED_ALLOC */
+PASS_THROUGH(memalign, 6);	/* F_MEMALIGN */
+PASS_THROUGH(posix_memalign, 7);	/* F_POSIX_MEMALIGN */
+PASS_THROUGH(valloc, 8);	/* F_VALLOC */
+PASS_THROUGH(pvalloc, 9);	/* F_PVALLOC */
+PASS_THROUGH(_Znwm, 10);	/* F_NEW */
+PASS_THROUGH(_Znam, 11);	/* F_NEW_ARRAY */
+PASS_THROUGH(_ZnwmRKSt9nothrow_t, 12);	/* F_NEW_NOTHROW */
+PASS_THROUGH(_ZnamRKSt9nothrow_t, 13);	/* F_NEW_ARRAY_NOTHROW */
+PASS_THROUGH(_ZnwmSt11align_val_t, 14);	/* F_NEW_ALIGNED */
+PASS_THROUGH(_ZnamSt11align_val_t, 15);	/* F_NEW_ARRAY_ALIGNED */
+PASS_THROUGH(_ZnwmSt11align_val_tRKSt9nothrow_t, 16);	/* F_NEW_ALIGNED_NOTHROW */
+PASS_THROUGH(_ZnamSt11align_val_tRKSt9nothrow_t, 17);	/* F_NEW_ARRAY_ALIGNED_NOTHROW */
+PASS_THROUGH(_ZdlPv, 18);	/* F_DELETE */
+PASS_THROUGH(_ZdaPv, 19);	/* F_DELETE_ARRAY */
+PASS_THROUGH(_ZdlPvm, 20);	/* F_DELETE_SIZED */
+PASS_THROUGH(_ZdaPvm, 21);	/* F_DELETE_ARRAY_SIZED */
+PASS_THROUGH(_ZdlPvRKSt9nothrow_t, 22);	/* F_DELETE_NOTHROW */
+PASS_THROUGH(_ZdaPvRKSt9nothrow_t, 23);	/* F_DELETE_ARRAY_NOTHROW */
+PASS_THROUGH(_ZdlPvSt11align_val_t, 24);	/* F_DELETE_ALIGNED */
+PASS_THROUGH(_ZdaPvSt11align_val_t, 25);	/* F_DELETE_ARRAY_ALIGNED */
+PASS_THROUGH(_ZdlPvmSt11align_val_t, 26);	/* F_DELETE_SIZED_ALIGNED */
+PASS_THROUGH(_ZdaPvmSt11align_val_t, 27);	/* F_DELETE_ARRAY_SIZED_ALIGNED */
+PASS_THROUGH(_ZdlPvSt11align_val_tRKSt9nothrow_t, 28);	/* F_DELETE_ALIGNED_NOTHROW */
+PASS_THROUGH(_ZdaPvSt11align_val_tRKSt9nothrow_t, 29);	/* F_DELETE_ARRAY_ALIGNED_NOTHROW */
+PASS_THROUGH(dlclose, 30);	/* F_DLCLOSE */
