@@ -398,7 +398,16 @@ static __always_inline __u8 mode_bits_of(__u32 tgid)
 
 static __always_inline __u8 mode_of(__u32 tgid)
 {
-	return mode_bits_of(tgid) & ~MT_MODE_LINKED;
+	return mode_bits_of(tgid) & ~MT_MODE_FLAGS;
+}
+
+/* a new image may not have the shim, or have it serve what the probes see */
+static __always_inline void end_shim_waits(__u32 tgid)
+{
+	__u8 *mode = bpf_map_lookup_elem(&tracked, &tgid);
+
+	if (mode && (*mode & MT_MODE_SHIM_WAITS))
+		*mode &= ~MT_MODE_SHIM_WAITS;
 }
 
 /* the process is to be served by its shim: not BPF's, not decided yet at a held exec */
@@ -1270,7 +1279,14 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	mode = mode_bits_of(ptgid);
 	if (!mode)
 		return 0;
-	/* with MT_MODE_LINKED: the child stops for its own probes as it first runs */
+	/*
+	 * With MT_MODE_LINKED: the child stops for its own probes as it first
+	 * runs, unless its shim's hello gets them (not a child that runs in
+	 * its parent's memory, vfork's: that shim is the parent's)
+	 */
+	if ((mode & MT_MODE_SHIM_WAITS) &&
+	    kernel_ptr(child, koff.task_mm) != kernel_ptr(parent, koff.task_mm))
+		mode &= ~MT_MODE_LINKED;
 	bpf_map_update_elem(&tracked, &ctgid, &mode, BPF_ANY);
 	shim_text = bpf_map_lookup_elem(&shim_mapped, &ptgid);
 	if (shim_text)
@@ -1372,7 +1388,12 @@ static __always_inline __s32 exec_decided(struct task_struct *p, __u32 tgid,
 	__u8 pending = MT_MODE_PENDING;
 	__s32 how = MT_EXEC_PENDING;
 
-	if (!decide_at_exec || (mode_bits_of(tgid) & MT_MODE_LINKED) || !shim_can_load(p))
+	__u8 bits = mode_bits_of(tgid);
+
+	/* probes of the old image's to take down first, unless BPF is to trace the new one too */
+	if (!decide_at_exec ||
+	    (bits & (MT_MODE_LINKED | MT_MODE_SHIM_WAITS)) == MT_MODE_LINKED ||
+	    !shim_can_load(p))
 		return 0;
 	if (!bpf_map_lookup_elem(&exe_ok, key)) {
 		if (!stop_is_seen(p) || !bpf_map_lookup_elem(&roots_ok, &key->root))
@@ -1405,6 +1426,7 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	key.ino = file.ino;
 	key.root = (__u64)kernel_ptr(kernel_ptr(p, koff.task_fs), koff.fs_root_dentry);
 	decided = exec_decided(p, tgid, &key);
+	end_shim_waits(tgid);
 	e = reserve_proc_event(MT_EXEC, tgid);
 	if (e) {
 		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),

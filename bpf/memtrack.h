@@ -108,6 +108,14 @@ enum mt_mode {
 
 /* or'ed into the mode: it has probes of its own on a file not shared, so its forks need theirs */
 #define MT_MODE_LINKED		0x80
+/*
+ * Or'ed into MT_MODE_BPF (--backend bpf): the process's preload shim, which
+ * it keeps inert, sees every call its probes see, so that a fork child
+ * gets its probes in its shim's hello, before its first allocator call,
+ * and not held by a SIGSTOP its parent would see.  An exec ends it.
+ */
+#define MT_MODE_SHIM_WAITS	0x40
+#define MT_MODE_FLAGS		(MT_MODE_LINKED | MT_MODE_SHIM_WAITS)
 
 /* keys of pid_files: the process has the probes of that file */
 struct mt_pid_file {

@@ -263,8 +263,8 @@ compat_case static-ldconfig stderr='grep -v "^warning: pid [0-9]* (.*).* \(is a 
 # --- shells
 compat_case bash-script bpf stderr -- bash "$COMPAT/work.sh"
 compat_case dash-script bpf stderr -- dash "$COMPAT/work.sh"
-compat_case bash-set-m fast bpf stderr files repeat=10 timeout=60 xfail=29:bpf -- bash -c 'set -m; /bin/echo first; /usr/bin/id > f.txt'
-compat_case bash-pty fast bpf repeat=5 timeout=90 xfail=29:bpf pty="$COMPAT/pty-commands" -- bash --norc --noprofile --noediting -i
+compat_case bash-set-m fast bpf stderr files repeat=10 timeout=60 -- bash -c 'set -m; /bin/echo first; /usr/bin/id > f.txt'
+compat_case bash-pty fast bpf repeat=5 timeout=90 pty="$COMPAT/pty-commands" -- bash --norc --noprofile --noediting -i
 
 # --- build tools
 compat_case make-j2 bpf stderr setup=setup_cproject timeout=600 -- sh -c 'make -s -j2 && ./prog'
@@ -322,7 +322,7 @@ compat_case asan-report bpf fixture=asan stderr='grep -o "SUMMARY: AddressSaniti
 
 # --- programs that watch others: tracers, debuggers, job control
 compat_case strace-f fast bpf stderr timeout=30 xfail=29:bpf -- sh -c "$STRACE_SCRIPT"
-compat_case gdb fast bpf needs=gdb xfail=29:bpf stdout='sed "s/process [0-9]*/process N/"' stderr -- gdb -q -nx -batch -ex run --args /bin/echo hi
+compat_case gdb fast bpf needs=gdb stdout='sed "s/process [0-9]*/process N/"' stderr -- gdb -q -nx -batch -ex run --args /bin/echo hi
 compat_case valgrind-ls bpf stderr='grep -v "^warning: pid [0-9]* (.*).* \(is a static executable without allocator symbols\|maps allocator code of its own\)"' -- valgrind -q ls -l --time-style=+%Y /usr/share/common-licenses
 compat_case stop-child bpf stderr -- "$WORKLOADS/stop_child" 10 2000
 

@@ -116,6 +116,17 @@ unsigned int bpf_track__tracked(struct bpf_track *t)
 	return 0;
 }
 
+void bpf_track__let_shim_wait(struct bpf_track *t, pid_t pid)
+{
+	(void)t, (void)pid;
+}
+
+bool bpf_track__shim_waits(struct bpf_track *t, pid_t pid)
+{
+	(void)t, (void)pid;
+	return false;
+}
+
 int bpf_track__mode(struct bpf_track *t, pid_t pid)
 {
 	(void)t, (void)pid;

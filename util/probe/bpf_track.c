@@ -279,8 +279,13 @@ static struct pid_link *find_link(struct bpf_track *t, pid_t pid, const struct m
 	return NULL;
 }
 
-/* BPF's view of pid's links: which files, and that it has some (its forks need theirs) */
-static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_id *id)
+/*
+ * BPF's view of pid's links: which files, and that it has some (its forks
+ * need theirs); probes of functions the shim does not interpose are
+ * probes a fork's shim cannot wait for.
+ */
+static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_id *id,
+			   bool foreign)
 {
 	struct mt_pid_file key = { .tgid = pid, .dev = id->dev, .ino = id->ino };
 	__u32 tgid = pid;
@@ -293,6 +298,8 @@ static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_
 				 sizeof(mode), 0))
 		return 0;
 	mode |= MT_MODE_LINKED;
+	if (foreign)
+		mode &= ~MT_MODE_SHIM_WAITS;
 	bpf_map__update_elem(t->skel->maps.tracked, &tgid, sizeof(tgid), &mode, sizeof(mode),
 			     BPF_ANY);
 	return 0;
@@ -492,7 +499,7 @@ static int link_file(struct bpf_track *t, pid_t pid, struct probe_file *f,
 		return -ENOMEM;
 	}
 	t->plinks[t->nplinks++] = fresh;
-	err = tell_bpf_linked(t, pid, &f->id);
+	err = tell_bpf_linked(t, pid, &f->id, f->foreign.nentry != 0);
 	if (!err && want == LINK_ALL && pid != getpid()) {
 		if (!u64_map__find(&t->fork_counted, pid))
 			f->own_links++;
@@ -1062,7 +1069,7 @@ unsigned int bpf_track__tracked(struct bpf_track *t)
 	return n;
 }
 
-int bpf_track__mode(struct bpf_track *t, pid_t pid)
+static __u8 mode_bits(struct bpf_track *t, pid_t pid)
 {
 	__u32 key = pid;
 	__u8 value;
@@ -1070,7 +1077,29 @@ int bpf_track__mode(struct bpf_track *t, pid_t pid)
 	if (bpf_map__lookup_elem(t->skel->maps.tracked, &key, sizeof(key), &value,
 				 sizeof(value), 0))
 		return 0;
-	return value & ~MT_MODE_LINKED;
+	return value;
+}
+
+int bpf_track__mode(struct bpf_track *t, pid_t pid)
+{
+	return mode_bits(t, pid) & ~MT_MODE_FLAGS;
+}
+
+bool bpf_track__shim_waits(struct bpf_track *t, pid_t pid)
+{
+	return mode_bits(t, pid) & MT_MODE_SHIM_WAITS;
+}
+
+void bpf_track__let_shim_wait(struct bpf_track *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 value = mode_bits(t, pid);
+
+	if ((value & ~MT_MODE_FLAGS) != MT_MODE_BPF)
+		return;
+	value |= MT_MODE_SHIM_WAITS;
+	bpf_map__update_elem(t->skel->maps.tracked, &key, sizeof(key), &value, sizeof(value),
+			     BPF_EXIST);
 }
 
 int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end)

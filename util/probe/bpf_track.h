@@ -111,6 +111,13 @@ void bpf_track__untrack(struct bpf_track *t, pid_t pid);
 unsigned int bpf_track__tracked(struct bpf_track *t);
 /* pid's mode, 0 when not tracked */
 int bpf_track__mode(struct bpf_track *t, pid_t pid);
+/*
+ * A BPF process whose inert shim sees every call its probes see: its fork
+ * children are not held for their probes, which their hello gets them
+ * (MT_MODE_SHIM_WAITS)
+ */
+void bpf_track__let_shim_wait(struct bpf_track *t, pid_t pid);
+bool bpf_track__shim_waits(struct bpf_track *t, pid_t pid);
 /* dwarf: stack copies of thread tid need go no higher than end */
 int bpf_track__set_stack_end(struct bpf_track *t, uint32_t tid, uint64_t end);
 int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);

@@ -96,10 +96,13 @@ static void use_bpf(struct track_session *s, pid_t pid, const char *tag, const c
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	if (s->backend == BACKEND_BPF)
+		tag = "--backend bpf";	/* what the user asked for, whatever else holds */
 	if (s->backend == BACKEND_PRELOAD) {
 		error("pid %d (%s) cannot take the preload shim: %s", pid, comm_of(s, pid), why);
 		s->refused++;
-	} else if (s->opts->quiet || verbose >= 1 || warned_before(s, exe, tag)) {
+	} else if (s->opts->quiet || verbose >= 1 || s->backend == BACKEND_BPF ||
+		   warned_before(s, exe, tag)) {
 		pr_debug("pid %d (%s): traced by BPF: %s\n", pid, comm_of(s, pid), why);
 	} else {
 		warning("%s (pid %d) is traced by BPF, slower than the preload shim: %s", exe, pid,
@@ -137,7 +140,7 @@ static void choose_backend(struct track_session *s, pid_t pid)
 
 	if (secure_under_sudo(s, pid))
 		return;
-	if (s->backend == BACKEND_BPF || s->attach) {
+	if ((s->backend == BACKEND_BPF && !s->shim_waits) || s->attach) {
 		set_mode(s, pid, MT_MODE_BPF);
 		p = proc_table__get(&s->procs, pid);
 		if (p)
@@ -336,7 +339,8 @@ bool session__shim_tracked(void *ctx, pid_t pid)
 	struct track_session *s = ctx;
 	int mode = bpf_track__mode(s->bpf, pid);
 
-	return mode == MT_MODE_PENDING || mode == MT_MODE_PRELOAD;
+	return mode == MT_MODE_PENDING || mode == MT_MODE_PRELOAD ||
+	       (mode == MT_MODE_BPF && bpf_track__shim_waits(s->bpf, pid));
 }
 
 /* the process's shim records nothing: the run cannot be exact */
@@ -374,6 +378,31 @@ static const char *inspect_at_hello(struct track_session *s, pid_t pid, struct c
 	return why;
 }
 
+/*
+ * --backend bpf, a process whose shim would serve it: BPF traces it, its
+ * shim stays inert, and where that shim sees every call the probes see,
+ * its fork children get their probes in their hello (MT_MODE_SHIM_WAITS).
+ */
+static void trace_behind_shim(struct track_session *s, pid_t pid)
+{
+	struct code_scan scan;
+	struct process *p;
+	int err;
+
+	set_mode(s, pid, MT_MODE_BPF);
+	p = proc_table__get(&s->procs, pid);
+	if (p)
+		p->bpf_why = "--backend bpf";
+	err = bpf_track__inspect_process(s->bpf, pid, LINK_ALL, &scan);
+	if (err) {
+		if (err != -ENOENT)
+			warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
+		return;
+	}
+	if (scan.shim && !scan.foreign && !scan.exe_own && !scan.alias_used)
+		bpf_track__let_shim_wait(s->bpf, pid);
+}
+
 /* a shim says hello: its process takes the shim (its merger entry), unless it cannot serve it */
 void *session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 {
@@ -383,6 +412,11 @@ void *session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 	struct process *p;
 	int mode = bpf_track__mode(s->bpf, pid);
 
+	if (mode == MT_MODE_BPF && bpf_track__shim_waits(s->bpf, pid)) {
+		/* a fork child, not held: its probes before its first allocator call */
+		probe_process(s, pid, NULL);
+		return NULL;
+	}
 	if (mode != MT_MODE_PENDING && mode != MT_MODE_PRELOAD)
 		return NULL;	/* BPF traces it, or not ours at all */
 	if (mode == MT_MODE_PENDING) {
@@ -402,6 +436,10 @@ void *session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 			use_bpf(s, pid, tag, "%s", why);
 			return NULL;
 		}
+	}
+	if (s->shim_waits) {
+		trace_behind_shim(s, pid);
+		return NULL;
 	}
 	mp = merger__proc(s->merger, pid);
 	if (!mp)

@@ -173,7 +173,8 @@ static int run_child(struct track_session *s)
 	 */
 	err = getenv("MEMTRACK_TEST_UNSEEN_ROOT") ? 0 :
 	      bpf_track__set_mode(s->bpf, pid,
-				  s->backend == BACKEND_BPF ? MT_MODE_BPF : MT_MODE_PENDING);
+				  s->backend == BACKEND_BPF && !s->shim_waits ? MT_MODE_BPF :
+									       MT_MODE_PENDING);
 	if (!err && !proc_table__get(&s->procs, pid))
 		err = -ENOMEM;
 	if (err)

@@ -209,7 +209,7 @@ int session__load_bpf(struct track_session *s)
 		.freeze_mark = { freeze_mark(s, MT_RING_EVENTS), freeze_mark(s, MT_RING_STACKS) },
 		.call_graph = s->call_graph,
 		.stack_copy_size = s->opts->stack_copy_size,
-		.decide_at_exec = s->backend != BACKEND_BPF,
+		.decide_at_exec = s->backend != BACKEND_BPF || s->shim_waits,
 		/* the shim's processes would trap in shared probes for nothing */
 		.share_after = s->backend == BACKEND_BPF || s->attach ? s->opts->shared_probes : 0,
 		.quiet = s->opts->quiet,
@@ -253,8 +253,17 @@ static int prepare_backend(struct track_session *s)
 {
 	if (s->attach)
 		s->backend = BACKEND_BPF;	/* a running process cannot take the shim */
-	if (s->backend == BACKEND_BPF)
+	if (s->attach)
 		return 0;
+	/*
+	 * With BPF for every process, the shim is preloaded too, inert: a
+	 * process waits in its hello for its probes, where a stop would be
+	 * seen by its parent; without the shim, every process stops instead.
+	 */
+	if (s->backend == BACKEND_BPF) {
+		s->shim_waits = !backend__find_shim(&s->shim, MEMTRACK_LIBDIR);
+		return 0;
+	}
 	if (!backend__find_shim(&s->shim, MEMTRACK_LIBDIR))
 		return 0;
 	if (s->backend == BACKEND_PRELOAD)
@@ -537,7 +546,7 @@ static int start_shim_host(struct track_session *s)
 	s->mirror = stop_mirror__new(&(struct stop_mirror_ops){ .self_stop = self_stop_of }, s);
 	if (!s->merger || !s->mirror)
 		return fatal("cannot start the merger: out of memory");
-	if (s->backend == BACKEND_BPF)
+	if (s->backend == BACKEND_BPF && !s->shim_waits)
 		return 0;
 	err = shim_host__new(&s->host, &ho, &hops);
 	if (err)

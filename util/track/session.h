@@ -75,6 +75,7 @@ struct track_session {
 	const struct track_opts *opts;
 	struct bpf_track *bpf;
 	enum backend backend;
+	bool shim_waits;		/* --backend bpf: the shim preloaded, a waiting room */
 	struct shim_env shim;
 	struct shim_host *host;
 	struct merger *merger;
