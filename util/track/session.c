@@ -251,10 +251,10 @@ int session__load_bpf(struct track_session *s)
 /* the shim next to memtrack (or installed); without it, BPF traces everything */
 static int prepare_backend(struct track_session *s)
 {
-	if (s->attach)
+	if (s->attach) {
 		s->backend = BACKEND_BPF;	/* a running process cannot take the shim */
-	if (s->attach)
 		return 0;
+	}
 	/*
 	 * With BPF for every process, the shim is preloaded too, inert: a
 	 * process waits in its hello for its probes, where a stop would be
