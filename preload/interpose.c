@@ -204,9 +204,10 @@ static inline void free_ptr(enum next_fn f, void *p)
 }
 
 /*
- * The C functions the shim interposes have names of their own here and the
- * C library's in the symbol table (asm labels): whoever reads the tree for
- * realloc (util/util.c calls it) finds the C library's, not the shim's.
+ * The entries of the C functions the shim interposes have names of their
+ * own here (whoever reads the tree for realloc, which util/util.c calls,
+ * finds the C library's, not the shim's) and memtrack_entry_<name> in the
+ * symbol table (asm labels), where PASS_THROUGH jumps.
  */
 ENTRY void *shim_malloc(size_t size) __asm__("memtrack_entry_malloc");
 ENTRY void shim_free(void *p) __asm__("memtrack_entry_free");
