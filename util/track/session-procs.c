@@ -365,12 +365,16 @@ void session__on_shim_lost(void *ctx, pid_t pid, const char *why)
 static const char *inspect_at_hello(struct track_session *s, pid_t pid, struct code_scan *scan,
 				    char *buf, size_t len, const char **tag)
 {
+	/* with the shim a waiting room, every probe now: the process goes to BPF */
+	enum link_want want = s->shim_waits ? LINK_ALL : LINK_FOREIGN;
 	struct proc_exec_maps maps;
 	const char *why = NULL;
 
-	if (proc_exec_maps__read(&maps, pid))
+	if (proc_exec_maps__read(&maps, pid)) {
+		memset(scan, 0, sizeof(*scan));
 		return NULL;
-	if (!bpf_track__inspect_maps(s->bpf, pid, &maps, LINK_FOREIGN, scan))
+	}
+	if (!bpf_track__inspect_maps(s->bpf, pid, &maps, want, scan))
 		why = shim_blind_spot(scan, buf, len, tag);
 	if (!why && s->sym)
 		symbolizer__snapshot_maps(s->sym, pid, &maps);
@@ -379,27 +383,20 @@ static const char *inspect_at_hello(struct track_session *s, pid_t pid, struct c
 }
 
 /*
- * --backend bpf, a process whose shim would serve it: BPF traces it, its
- * shim stays inert, and where that shim sees every call the probes see,
+ * --backend bpf, a process whose shim would serve it, its probes linked at
+ * its hello: BPF traces it, its shim stays inert, and where that shim sees
+ * every call the probes see (its blind spots sent it to use_bpf() before),
  * its fork children get their probes in their hello (MT_MODE_SHIM_WAITS).
  */
-static void trace_behind_shim(struct track_session *s, pid_t pid)
+static void trace_behind_shim(struct track_session *s, pid_t pid, const struct code_scan *scan)
 {
-	struct code_scan scan;
 	struct process *p;
-	int err;
 
 	set_mode(s, pid, MT_MODE_BPF);
 	p = proc_table__get(&s->procs, pid);
 	if (p)
 		p->bpf_why = "--backend bpf";
-	err = bpf_track__inspect_process(s->bpf, pid, LINK_ALL, &scan);
-	if (err) {
-		if (err != -ENOENT)
-			warning("cannot inspect the code of pid %d: %s", pid, strerror(-err));
-		return;
-	}
-	if (scan.shim && !scan.foreign && !scan.exe_own && !scan.alias_used)
+	if (scan->shim && !scan->foreign)
 		bpf_track__let_shim_wait(s->bpf, pid);
 }
 
@@ -436,11 +433,13 @@ void *session__on_shim_hello(void *ctx, pid_t pid, uint32_t flags)
 			use_bpf(s, pid, tag, "%s", why);
 			return NULL;
 		}
+		if (s->shim_waits) {
+			trace_behind_shim(s, pid, &scan);
+			return NULL;
+		}
 	}
-	if (s->shim_waits) {
-		trace_behind_shim(s, pid);
-		return NULL;
-	}
+	if (s->shim_waits)
+		return NULL;	/* under --backend bpf, no shim records */
 	mp = merger__proc(s->merger, pid);
 	if (!mp)
 		return NULL;
