@@ -227,7 +227,7 @@ static void test_identity(void)
 
 	/* another identity (another inode, say): hashed, and what was kept still found */
 	fd = openat(dir, ID_HEX ".ident", O_WRONLY | O_TRUNC);
-	snprintf(again, sizeof(again), "%.40s 1:2:3:4.5:6.7\n", ident);
+	snprintf(again, sizeof(again), "%.39s 1:2:3:4.5:6.7\n", ident);
 	CHECK(fd >= 0 && write(fd, again, strlen(again)) == (ssize_t)strlen(again));
 	close(fd);
 	c = dwarf_cache__open(dir, id, sizeof(id), img, st.st_size);
