@@ -19,6 +19,7 @@
 #include "bpf/memtrack.h"	/* before the skeleton: its rodata holds our types */
 #include "bpf/memtrack.skel.h"
 #include "util/probe/bpf_kernel_offsets.h"
+#include "util/probe/bpf_load.h"
 #include "util/probe/bpf_track.h"
 #include "util/probe/bpf_probes.h"
 #include "util/probe/link-closer.h"
@@ -59,7 +60,8 @@ struct shared_link {
 };
 
 struct bpf_track {
-	struct memtrack_bpf *skel;
+	struct memtrack_bpf *skel;	/* the tracepoints' programs, and every map */
+	struct memtrack_bpf *probes;	/* the allocator probes' programs */
 	struct shared_link shared[MT_SHARED_MAX];
 	unsigned int nshared, share_after;
 	struct u64_map fork_counted;	/* forks counted toward sharing at their fork */
@@ -104,88 +106,25 @@ static int learn_pid_namespace(struct bpf_track *t)
 	return t->skel->bss->self_pid_tgid == want ? 0 : -ESRCH;
 }
 
-/*
- * The BPF rings, made on a thread of their own while the skeleton is
- * opened: the kernel allocates and maps every page of them at creation,
- * about 2 ms for 8 MiB, a tenth of a run's fixed cost.
- */
-struct ring_maker {
-	pthread_t thread;
-	bool started;
-	uint64_t size[MT_RING_MAX];
-	int fd[MT_RING_MAX];
-};
-
-static void *make_rings(void *arg)
+/* the allocator probes' programs in probes, every other in main, sharing maps */
+static void split_programs(struct memtrack_bpf *main, struct memtrack_bpf *probes)
 {
-	static const char *const names[MT_RING_MAX] = {
-		[MT_RING_EVENTS] = "events", [MT_RING_STACKS] = "stacks",
-	};
-	struct ring_maker *m = arg;
-	int i;
+	struct bpf_program *prog;
 
-	for (i = 0; i < MT_RING_MAX; i++)
-		m->fd[i] = m->size[i] > UINT32_MAX ? -EINVAL :
-			   bpf_map_create(BPF_MAP_TYPE_RINGBUF, names[i], 0, 0, m->size[i], NULL);
-	return NULL;
+	bpf_object__for_each_program(prog, probes->obj)
+		bpf_program__set_autoload(prog, false);
+	bpf_program__set_autoload(main->progs.alloc_enter, false);
+	bpf_program__set_autoload(main->progs.alloc_exit, false);
+	bpf_program__set_autoload(probes->progs.alloc_enter, true);
+	bpf_program__set_autoload(probes->progs.alloc_exit, true);
+	bpf_program__set_expected_attach_type(probes->progs.alloc_enter,
+					      UPROBE_MULTI_ATTACH_TYPE);
+	bpf_program__set_expected_attach_type(probes->progs.alloc_exit,
+					      UPROBE_MULTI_ATTACH_TYPE);
 }
 
-static void ring_maker__start(struct ring_maker *m, const uint64_t *size)
+static void size_maps(struct memtrack_bpf *skel, const struct bpf_track_opts *opts)
 {
-	int i;
-
-	for (i = 0; i < MT_RING_MAX; i++) {
-		m->size[i] = size[i];
-		m->fd[i] = -1;
-	}
-	m->started = !pthread_create(&m->thread, NULL, make_rings, m);
-}
-
-/* the rings made go to the skeleton's maps; one that failed, libbpf makes at load */
-static void ring_maker__finish(struct ring_maker *m, struct memtrack_bpf *skel)
-{
-	struct bpf_map *maps[MT_RING_MAX] = {
-		[MT_RING_EVENTS] = skel ? skel->maps.events : NULL,
-		[MT_RING_STACKS] = skel ? skel->maps.stacks : NULL,
-	};
-	int i;
-
-	if (!m->started)
-		return;
-	pthread_join(m->thread, NULL);
-	m->started = false;
-	for (i = 0; i < MT_RING_MAX; i++) {
-		if (m->fd[i] < 0)
-			continue;
-		if (maps[i])
-			bpf_map__reuse_fd(maps[i], m->fd[i]);
-		close(m->fd[i]);
-	}
-}
-
-int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
-{
-	struct bpf_track *t = calloc(1, sizeof(*t));
-	struct ring_maker rings;
-	struct memtrack_bpf *skel;
-	int err;
-
-	if (!t)
-		return -ENOMEM;
-	libbpf_set_print(libbpf_print);
-	ring_maker__start(&rings, opts->ring_size);
-	skel = memtrack_bpf__open();
-	if (!skel) {
-		err = -errno;
-		ring_maker__finish(&rings, NULL);
-		goto fail;
-	}
-	t->skel = skel;
-	err = kernel_offsets__read((struct mt_kernel_offsets *)&skel->rodata->koff);
-	if (err) {
-		ring_maker__finish(&rings, NULL);
-		goto fail;
-	}
 	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
 	bpf_map__set_max_entries(skel->maps.stacks, opts->ring_size[MT_RING_STACKS]);
 	/* a raw copy's scratch per CPU, allocated whole at load: only with dwarf */
@@ -200,6 +139,10 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		bpf_map__set_max_entries(skel->maps.stack_ids, 1);
 	if (opts->call_graph != MT_CALL_GRAPH_DWARF)
 		bpf_map__set_max_entries(skel->maps.stack_ends, 1);
+}
+
+static void set_rodata(struct memtrack_bpf *skel, const struct bpf_track_opts *opts)
+{
 	skel->rodata->events_watermark =
 		opts->ring_size[MT_RING_EVENTS] * opts->watermark_pct / 100;
 	skel->rodata->stacks_watermark =
@@ -214,30 +157,65 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	skel->rodata->shim_file = opts->shim_file;
 	skel->rodata->pidns_dev = opts->pidns_dev;
 	skel->rodata->pidns_ino = opts->pidns_ino;
+}
+
+/*
+ * Two instances of the object, loaded at once (bpf_load.c): the tracepoints'
+ * programs in t->skel, the allocator probes' in t->probes.
+ */
+static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
+{
+	struct memtrack_bpf *skel = t->skel, *probes = t->probes;
+	struct map_maker maps;
+	int err;
+
+	size_maps(skel, opts);
+	err = map_maker__start(&maps, skel->obj);
+	if (!err)
+		err = kernel_offsets__read((struct mt_kernel_offsets *)&skel->rodata->koff);
+	if (err) {
+		map_maker__exit(&maps);
+		return err;
+	}
+	set_rodata(skel, opts);
 	bpf_program__set_autoattach(skel->progs.learn_pidns, false);
 	bpf_program__set_autoload(skel->progs.learn_pidns, opts->pidns_ino != 0);
+	split_programs(skel, probes);
+	err = map_maker__finish(&maps, skel->obj, probes->obj);
+	map_maker__exit(&maps);
+	if (err)
+		return err;
+	return bpf_load__both(skel->skeleton, probes->skeleton);
+}
+
+int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
+{
+	struct bpf_track *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	libbpf_set_print(libbpf_print);
+	t->skel = memtrack_bpf__open();
+	t->probes = t->skel ? memtrack_bpf__open() : NULL;
+	if (!t->probes) {
+		err = -errno;
+		goto fail;
+	}
 	t->shim = opts->shim_file;
 	t->share_after = opts->share_after;
 	t->quiet = opts->quiet;
-	ring_maker__finish(&rings, skel);
 	t->closer = link_closer__new();
 	if (!t->closer) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	bpf_program__set_expected_attach_type(skel->progs.alloc_enter,
-					      UPROBE_MULTI_ATTACH_TYPE);
-	bpf_program__set_expected_attach_type(skel->progs.alloc_exit,
-					      UPROBE_MULTI_ATTACH_TYPE);
-	bpf_program__set_autoattach(skel->progs.alloc_enter, false);
-	bpf_program__set_autoattach(skel->progs.alloc_exit, false);
-
-	err = memtrack_bpf__load(skel);
+	err = open_and_load(t, opts);
 	if (!err && opts->pidns_ino)
 		err = learn_pid_namespace(t);
 	if (err)
 		goto fail;
-	err = memtrack_bpf__attach(skel);
+	err = memtrack_bpf__attach(t->skel);
 	if (err)
 		goto fail;
 	*out = t;
@@ -310,8 +288,8 @@ static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
 {
 	if (!set->nentry)
 		return 0;
-	return probe_set__link(set, bpf_program__fd(t->skel->progs.alloc_enter),
-			       bpf_program__fd(t->skel->progs.alloc_exit), path, pid, fds);
+	return probe_set__link(set, bpf_program__fd(t->probes->progs.alloc_enter),
+			       bpf_program__fd(t->probes->progs.alloc_exit), path, pid, fds);
 }
 
 /*
@@ -396,8 +374,8 @@ static int link_shared(struct bpf_track *t, const struct probe_file *f, const ch
 		set.entry_cookies[i] = f->seen.entry_cookies[i] | mark;
 	for (i = 0; i < set.nreturn; i++)
 		set.ret_cookies[i] = f->seen.ret_cookies[i] | mark;
-	err = probe_set__link(&set, bpf_program__fd(t->skel->progs.alloc_enter),
-			      bpf_program__fd(t->skel->progs.alloc_exit), path, 0, fds);
+	err = probe_set__link(&set, bpf_program__fd(t->probes->progs.alloc_enter),
+			      bpf_program__fd(t->probes->progs.alloc_exit), path, 0, fds);
 	free(set.entry_cookies);
 	return err;
 }
@@ -1126,15 +1104,20 @@ int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
 
 int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max)
 {
+	struct bpf_object *objs[] = { t->skel->obj, t->probes->obj };
 	struct bpf_program *prog;
+	unsigned int i;
 	int n = 0;
 
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
+	for (i = 0; i < ARRAY_SIZE(objs); i++) {
+		bpf_object__for_each_program(prog, objs[i]) {
+			struct bpf_prog_info info = {};
+			__u32 len = sizeof(info);
 
-		if (n < max && !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-			ids[n++] = info.id;
+			if (n < max && bpf_program__fd(prog) >= 0 &&
+			    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+				ids[n++] = info.id;
+		}
 	}
 	return n;
 }
@@ -1241,6 +1224,7 @@ void bpf_track__close(struct bpf_track *t)
 	if (!t)
 		return;
 	bpf_track__detach(t, -1);
+	memtrack_bpf__destroy(t->probes);
 	memtrack_bpf__destroy(t->skel);
 	probe_files__exit(&t->files);
 	free(t->plinks);
