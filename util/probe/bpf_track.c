@@ -910,33 +910,69 @@ unsigned int bpf_track__probe_failures(struct bpf_track *t)
 	return t->probe_failures;
 }
 
+struct libc_image {
+	const char *name;
+	uint64_t lo, hi;	/* where its segments are loaded */
+};
+
 static int find_libc(struct dl_phdr_info *info, size_t size __maybe_unused, void *data)
 {
 	const char *name = info->dlpi_name, *base = strrchr(name, '/');
+	struct libc_image *libc = data;
+	int i;
 
-	if (base && !strncmp(base + 1, "libc.so", 7)) {
-		*(const char **)data = name;
-		return 1;
+	if (!base || strncmp(base + 1, "libc.so", 7))
+		return 0;
+	libc->name = name;
+	libc->lo = UINT64_MAX;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < libc->lo)
+			libc->lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > libc->hi)
+			libc->hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
 	}
-	return 0;
+	return 1;
+}
+
+/* libc's mappings alone, if they can be told: the rest of memtrack's would cost a millisecond */
+static void keep_libc(struct proc_exec_maps *maps, const struct libc_image *libc)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < maps->n; i++)
+		if (maps->v[i].start >= libc->lo && maps->v[i].start < libc->hi)
+			maps->v[kept++] = maps->v[i];
+	if (kept)
+		maps->n = kept;
 }
 
 /*
  * The libc memtrack itself maps is the one its commands will map: look at
- * memtrack's own mappings, with the (device, inode) that BPF sees (stat()'s
- * differs on overlayfs and btrfs).
+ * memtrack's own mappings of it, with the (device, inode) that BPF sees
+ * (stat()'s differs on overlayfs and btrfs).
  */
 int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 {
 	static char resolved[PATH_MAX];
-	const char *name = NULL;
+	struct libc_image libc = { 0 };
 	unsigned int failures = t->probe_failures;
+	struct proc_exec_maps maps;
 	struct code_scan scan;
 	int err;
 
-	dl_iterate_phdr(find_libc, &name);
-	*path = name && realpath(name, resolved) ? resolved : NULL;
-	err = bpf_track__inspect_process(t, getpid(), LINK_NONE, &scan);
+	dl_iterate_phdr(find_libc, &libc);
+	*path = libc.name && realpath(libc.name, resolved) ? resolved : NULL;
+	err = proc_exec_maps__read(&maps, getpid());
+	if (err)
+		return err;
+	if (libc.name)
+		keep_libc(&maps, &libc);
+	err = bpf_track__inspect_maps(t, getpid(), &maps, LINK_NONE, &scan);
+	proc_exec_maps__free(&maps);
 	if (err)
 		return err;
 	if (t->probe_failures > failures)
