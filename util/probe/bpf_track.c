@@ -61,7 +61,7 @@ struct shared_link {
 
 struct bpf_track {
 	struct memtrack_bpf *skel;	/* the tracepoints' programs, and every map */
-	struct memtrack_bpf *probes;	/* the allocator probes' programs */
+	int alloc_prog[2];		/* the allocator probes': entry, return */
 	struct shared_link shared[MT_SHARED_MAX];
 	unsigned int nshared, share_after;
 	struct u64_map fork_counted;	/* forks counted toward sharing at their fork */
@@ -161,31 +161,41 @@ static void set_rodata(struct memtrack_bpf *skel, const struct bpf_track_opts *o
 
 /*
  * Two instances of the object, loaded at once (bpf_load.c): the tracepoints'
- * programs in t->skel, the allocator probes' in t->probes.
+ * programs in t->skel, the allocator probes' in a second, of which only
+ * the programs are kept (each of its maps is another descriptor).
  */
 static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 {
-	struct memtrack_bpf *skel = t->skel, *probes = t->probes;
+	struct memtrack_bpf *skel = t->skel, *probes = memtrack_bpf__open();
 	struct map_maker maps;
 	int err;
 
+	if (!probes)
+		return -errno;
 	size_maps(skel, opts);
 	err = map_maker__start(&maps, skel->obj);
 	if (!err)
 		err = kernel_offsets__read((struct mt_kernel_offsets *)&skel->rodata->koff);
-	if (err) {
-		map_maker__exit(&maps);
-		return err;
+	if (!err) {
+		set_rodata(skel, opts);
+		bpf_program__set_autoattach(skel->progs.learn_pidns, false);
+		bpf_program__set_autoload(skel->progs.learn_pidns, opts->pidns_ino != 0);
+		split_programs(skel, probes);
+		err = map_maker__finish(&maps, skel->obj, probes->obj);
 	}
-	set_rodata(skel, opts);
-	bpf_program__set_autoattach(skel->progs.learn_pidns, false);
-	bpf_program__set_autoload(skel->progs.learn_pidns, opts->pidns_ino != 0);
-	split_programs(skel, probes);
-	err = map_maker__finish(&maps, skel->obj, probes->obj);
 	map_maker__exit(&maps);
-	if (err)
-		return err;
-	return bpf_load__both(skel->skeleton, probes->skeleton);
+	if (!err)
+		err = bpf_load__both(skel->skeleton, probes->skeleton);
+	if (!err) {
+		t->alloc_prog[0] = fcntl(bpf_program__fd(probes->progs.alloc_enter),
+					 F_DUPFD_CLOEXEC, 0);
+		t->alloc_prog[1] = fcntl(bpf_program__fd(probes->progs.alloc_exit),
+					 F_DUPFD_CLOEXEC, 0);
+		if (t->alloc_prog[0] < 0 || t->alloc_prog[1] < 0)
+			err = -errno;
+	}
+	memtrack_bpf__destroy(probes);
+	return err;
 }
 
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
@@ -196,9 +206,9 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	if (!t)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_print);
+	t->alloc_prog[0] = t->alloc_prog[1] = -1;
 	t->skel = memtrack_bpf__open();
-	t->probes = t->skel ? memtrack_bpf__open() : NULL;
-	if (!t->probes) {
+	if (!t->skel) {
 		err = -errno;
 		goto fail;
 	}
@@ -288,8 +298,8 @@ static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
 {
 	if (!set->nentry)
 		return 0;
-	return probe_set__link(set, bpf_program__fd(t->probes->progs.alloc_enter),
-			       bpf_program__fd(t->probes->progs.alloc_exit), path, pid, fds);
+	return probe_set__link(set, t->alloc_prog[0],
+			       t->alloc_prog[1], path, pid, fds);
 }
 
 /*
@@ -374,8 +384,8 @@ static int link_shared(struct bpf_track *t, const struct probe_file *f, const ch
 		set.entry_cookies[i] = f->seen.entry_cookies[i] | mark;
 	for (i = 0; i < set.nreturn; i++)
 		set.ret_cookies[i] = f->seen.ret_cookies[i] | mark;
-	err = probe_set__link(&set, bpf_program__fd(t->probes->progs.alloc_enter),
-			      bpf_program__fd(t->probes->progs.alloc_exit), path, 0, fds);
+	err = probe_set__link(&set, t->alloc_prog[0],
+			      t->alloc_prog[1], path, 0, fds);
 	free(set.entry_cookies);
 	return err;
 }
@@ -1138,23 +1148,30 @@ int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
 	}
 }
 
+static int prog_id(int fd, uint32_t *id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	*id = info.id;
+	return 0;
+}
+
 int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max)
 {
-	struct bpf_object *objs[] = { t->skel->obj, t->probes->obj };
 	struct bpf_program *prog;
 	unsigned int i;
 	int n = 0;
 
-	for (i = 0; i < ARRAY_SIZE(objs); i++) {
-		bpf_object__for_each_program(prog, objs[i]) {
-			struct bpf_prog_info info = {};
-			__u32 len = sizeof(info);
-
-			if (n < max && bpf_program__fd(prog) >= 0 &&
-			    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-				ids[n++] = info.id;
-		}
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		if (n < max && !prog_id(bpf_program__fd(prog), &ids[n]))
+			n++;
 	}
+	for (i = 0; i < ARRAY_SIZE(t->alloc_prog); i++)
+		if (n < max && !prog_id(t->alloc_prog[i], &ids[n]))
+			n++;
 	return n;
 }
 
@@ -1257,11 +1274,15 @@ void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 
 void bpf_track__close(struct bpf_track *t)
 {
+	unsigned int i;
+
 	if (!t)
 		return;
 	bpf_track__detach(t, -1);
-	memtrack_bpf__destroy(t->probes);
 	memtrack_bpf__destroy(t->skel);
+	for (i = 0; i < ARRAY_SIZE(t->alloc_prog); i++)
+		if (t->alloc_prog[i] >= 0)
+			close(t->alloc_prog[i]);
 	probe_files__exit(&t->files);
 	free(t->plinks);
 	while (t->nwraps)
