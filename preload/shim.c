@@ -62,6 +62,8 @@ struct ring_ref {
 	uint32_t pad;
 };
 
+#define FIRST_RINGS	8	/* most processes have fewer threads: no mapping for the list */
+
 /* in a MADV_WIPEONFORK page: all zero in a forked child */
 struct shim_proc {
 	uint64_t epoch;
@@ -75,6 +77,12 @@ struct shim_proc {
 	struct ring_ref *rings;		/* this incarnation's, for unmapping when their thread ends */
 	uint32_t nrings, rings_cap;
 	uint32_t next_check;		/* the next ring whose thread is looked for */
+	struct ring_ref first_rings[FIRST_RINGS];	/* rings[] until it outgrows them */
+	struct spare_ring {		/* made while memtrack answers the hello */
+		uint8_t *base;
+		uint64_t size;
+		int fd;
+	} spare;
 };
 
 /*
@@ -196,6 +204,8 @@ static void unlock(uint32_t *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
+
+_Static_assert(sizeof(struct shim_proc) <= 4096, "the process page holds it");
 
 static struct shim_proc *proc_page(void)
 {
@@ -394,11 +404,102 @@ extern uint32_t shim_hello_flags(void) SHIM_HIDDEN;
 
 #define NOT_REACHED	(-2)
 
-/*
- * A new connection, introduced: memtrack takes no ring on one that has not
- * said hello.  -1: refused; NOT_REACHED: no memtrack to say it to.
- */
-static int connect_and_hello(uint32_t tid, int fds[2])
+static void unmap_ring(struct shim_ring_hdr *h, uint64_t size)
+{
+	shim_munmap(h, SHIM_HDR_SIZE + 2 * size);
+}
+
+/* header page, then the data area twice: a record never wraps */
+/* (the file's whole length first, past its end too: the second view replaces that part) */
+static void *map_ring(int fd, uint64_t size)
+{
+	uint8_t *base = shim_mmap(NULL, SHIM_HDR_SIZE + 2 * size, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, fd, 0);
+
+	if (base == MAP_FAILED)
+		return NULL;
+	if (shim_mmap(base + SHIM_HDR_SIZE + size, size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, SHIM_HDR_SIZE) == MAP_FAILED ||
+	    madvise(base, SHIM_HDR_SIZE + 2 * size, MADV_DONTFORK)) {
+		shim_munmap(base, SHIM_HDR_SIZE + 2 * size);
+		return NULL;
+	}
+	return base;
+}
+
+static int create_ring_fd(uint64_t size)
+{
+	int fd = memfd_create("memtrack-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	/* sealed: memtrack maps it too, and a shrink would fault memtrack */
+	if (ftruncate(fd, SHIM_HDR_SIZE + size) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+
+/* a ring of size, made and mapped with its header written: its base and memfd, or NULL */
+static uint8_t *new_ring(uint64_t size, int *fd)
+{
+	struct shim_ring_hdr *h;
+	uint8_t *base;
+	int err;
+
+	*fd = create_ring_fd(size);
+	if (*fd < 0)
+		return NULL;
+	base = map_ring(*fd, size);
+	if (!base) {
+		err = errno;
+		close(*fd);
+		errno = err;
+		return NULL;
+	}
+	h = (struct shim_ring_hdr *)base;
+	h->magic = SHIM_MAGIC;
+	h->version = SHIM_VERSION;
+	h->size = size;
+	return base;
+}
+
+/* memtrack's default size: the control page, which may ask another, comes with its answer */
+static void make_spare_ring(struct shim_proc *p)
+{
+	p->spare.size = DEFAULT_RING_SIZE;
+	p->spare.base = new_ring(p->spare.size, &p->spare.fd);
+}
+
+static void drop_spare_ring(struct shim_proc *p)
+{
+	if (!p->spare.base)
+		return;
+	unmap_ring((struct shim_ring_hdr *)p->spare.base, p->spare.size);
+	close(p->spare.fd);
+	p->spare.base = NULL;
+}
+
+/* a ring of size for a new thread: the spare if it fits, else a new one */
+static uint8_t *take_ring(struct shim_proc *p, uint64_t size, int *fd)
+{
+	uint8_t *base;
+
+	lock(&p->lock);
+	if (p->spare.base && p->spare.size != size)
+		drop_spare_ring(p);
+	base = p->spare.base;
+	*fd = p->spare.fd;
+	p->spare.base = NULL;
+	unlock(&p->lock);
+	return base ? base : new_ring(size, fd);
+}
+
+/* a new connection, introduced; NOT_REACHED: no memtrack to say it to */
+static int say_hello(uint32_t tid)
 {
 	struct shim_hello hello = {
 		.msg = SHIM_HELLO, .magic = SHIM_MAGIC, .version = SHIM_VERSION,
@@ -406,11 +507,19 @@ static int connect_and_hello(uint32_t tid, int fds[2])
 	};
 	int sock = connect_to_memtrack();
 
-	fds[0] = fds[1] = -1;
 	if (sock < 0)
 		return NOT_REACHED;
-	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello) ||
-	    receive_reply(sock, fds) != SHIM_ACCEPT) {
+	if (send(sock, &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello)) {
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* memtrack takes no ring on a connection whose hello it did not accept: closed then */
+static int await_answer(int sock, int fds[2])
+{
+	if (receive_reply(sock, fds) != SHIM_ACCEPT) {
 		close_reply_fds(fds);
 		close(sock);
 		return -1;
@@ -418,17 +527,33 @@ static int connect_and_hello(uint32_t tid, int fds[2])
 	return sock;
 }
 
+static int connect_and_hello(uint32_t tid, int fds[2])
+{
+	int sock = say_hello(tid);
+
+	fds[0] = fds[1] = -1;
+	return sock < 0 ? sock : await_answer(sock, fds);
+}
+
 /* says hello; 0 when memtrack takes this process's records, else -1 or NOT_REACHED */
 static int join_memtrack(struct shim_proc *p, uint32_t tid)
 {
-	int fds[2], sock = connect_and_hello(tid, fds);
+	int fds[2] = { -1, -1 }, sock = say_hello(tid);
 
 	if (sock < 0)
 		return sock;
+	/* while memtrack decides, on another CPU: ours is made by then */
+	make_spare_ring(p);
+	sock = await_answer(sock, fds);
+	if (sock < 0) {
+		drop_spare_ring(p);
+		return sock;
+	}
 	if (!(p->ctl = map_control(fds[0]))) {
 		if (fds[1] >= 0)
 			close(fds[1]);
 		close(sock);
+		drop_spare_ring(p);
 		return -1;
 	}
 	__atomic_store_n(&p->cfi_rules, map_cfi_rules(fds[1]), __ATOMIC_RELEASE);
@@ -502,11 +627,6 @@ static int proc_socket(struct shim_proc *p)
 	return p->sock;
 }
 
-static void unmap_ring(struct shim_ring_hdr *h, uint64_t size)
-{
-	shim_munmap(h, SHIM_HDR_SIZE + 2 * size);
-}
-
 /*
  * The rings of threads that have ended are unmapped here, a few at each new
  * ring: memtrack maps each ring itself and reads it to the end whatever
@@ -537,58 +657,39 @@ static void unmap_ended(struct shim_proc *p)
 	}
 }
 
+/* the list of rings twice as long, in a mapping of its own past the first ones */
+static bool grow_rings(struct shim_proc *p)
+{
+	size_t old = p->rings_cap * sizeof(*p->rings), size = 2 * old;
+	struct ring_ref *a;
+
+	if (p->rings == p->first_rings) {
+		a = shim_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a != MAP_FAILED)
+			memcpy(a, p->rings, old);
+	} else {
+		a = shim_mremap(p->rings, old, size, MREMAP_MAYMOVE);
+	}
+	if (a == MAP_FAILED || madvise(a, size, MADV_DONTFORK))
+		return false;
+	p->rings = a;
+	p->rings_cap = size / sizeof(*p->rings);
+	return true;
+}
+
 /* the new ring h of thread tid takes a place in the list.  Under p->lock. */
 static bool remember_ring(struct shim_proc *p, struct shim_ring_hdr *h, uint64_t size,
 			  uint32_t tid)
 {
 	unmap_ended(p);
-	if (p->nrings == p->rings_cap) {
-		size_t old = p->rings_cap * sizeof(*p->rings), size = old ? 2 * old : (size_t)page_size;
-		void *a = old ? shim_mremap(p->rings, old, size, MREMAP_MAYMOVE) :
-				shim_mmap(NULL, size, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (a == MAP_FAILED || madvise(a, size, MADV_DONTFORK))
-			return false;
-		p->rings = a;
-		p->rings_cap = size / sizeof(*p->rings);
+	if (!p->rings_cap) {
+		p->rings = p->first_rings;
+		p->rings_cap = FIRST_RINGS;
 	}
+	if (p->nrings == p->rings_cap && !grow_rings(p))
+		return false;
 	p->rings[p->nrings++] = (struct ring_ref){ .hdr = h, .size = size, .tid = tid };
 	return true;
-}
-
-/* header page, then the data area twice: a record never wraps */
-static void *map_ring(int fd, uint64_t size)
-{
-	uint8_t *base = shim_mmap(NULL, SHIM_HDR_SIZE + 2 * size, PROT_NONE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (base == MAP_FAILED)
-		return NULL;
-	if (shim_mmap(base, SHIM_HDR_SIZE + size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, 0) == MAP_FAILED ||
-	    shim_mmap(base + SHIM_HDR_SIZE + size, size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, fd, SHIM_HDR_SIZE) == MAP_FAILED ||
-	    madvise(base, SHIM_HDR_SIZE + 2 * size, MADV_DONTFORK)) {
-		shim_munmap(base, SHIM_HDR_SIZE + 2 * size);
-		return NULL;
-	}
-	return base;
-}
-
-static int create_ring_fd(uint64_t size)
-{
-	int fd = memfd_create("memtrack-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-	if (fd < 0)
-		return -1;
-	/* sealed: memtrack maps it too, and a shrink would fault memtrack */
-	if (ftruncate(fd, SHIM_HDR_SIZE + size) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 static bool send_ring(int sock, int fd, uint32_t tid, uint64_t size)
@@ -632,26 +733,16 @@ static uint64_t ring_size(const struct shim_control *ctl)
 static int thread_init(struct shim_proc *p, struct shim_thread *t, uint32_t tid)
 {
 	uint64_t size = ring_size(p->ctl);
-	int fd = create_ring_fd(size), err;
 	uint8_t *base;
+	int fd, err;
 
-	if (fd < 0)
-		return errno ? errno : EIO;
-	base = map_ring(fd, size);
-	if (!base) {
-		err = errno ? errno : ENOMEM;
-	} else {
-		struct shim_ring_hdr *h = (struct shim_ring_hdr *)base;
-
-		h->magic = SHIM_MAGIC;
-		h->version = SHIM_VERSION;
-		h->size = size;
-		err = register_ring(p, h, size, fd, tid);
-	}
+	base = take_ring(p, size, &fd);
+	if (!base)
+		return errno ? errno : ENOMEM;
+	err = register_ring(p, (struct shim_ring_hdr *)base, size, fd, tid);
 	close(fd);
 	if (err) {
-		if (base)
-			unmap_ring((struct shim_ring_hdr *)base, size);
+		unmap_ring((struct shim_ring_hdr *)base, size);
 		return err;
 	}
 	shim_stack_reset(t);
