@@ -62,6 +62,8 @@ struct proc_exec_maps {
 
 /* 0, -ESRCH when pid is gone, or -errno; a process that exits while read leaves what was read */
 int proc_exec_maps__read(struct proc_exec_maps *maps, pid_t pid);
+/* the same from the text of /proc/<pid>/maps, which proc_exec_maps__read() reads before Linux 6.11 */
+int proc_exec_maps__read_text(struct proc_exec_maps *maps, pid_t pid);
 void proc_exec_maps__free(struct proc_exec_maps *maps);
 
 #endif
