@@ -49,7 +49,7 @@ CFLAGS += -Wall -Wextra -Wno-missing-field-initializers -std=gnu11 -pthread
 CFLAGS += -I. -I$(OUTPUT) -I/usr/include/cjson -DMEMTRACK_VERSION='"$(VERSION)"'
 CFLAGS += $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP -MF $(@:.o=.d)
-LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lprotobuf-c -lcapstone -lpthread -lm
+LIBS := -lzstd -lmsgpackc -lcjson -ldw -lelf -lz -liberty -lprotobuf-c -lpthread -lm
 
 # util/ holds the general helpers, and a folder per subsystem (see README.md)
 UTIL_DIRS := util $(patsubst %/,%,$(wildcard util/*/))

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/probe/alloc-code.h"
+#include "util/probe/disasm.h"
 #include "util/symbol/elf-syms.h"
 #include "util/util.h"
 
@@ -319,7 +319,8 @@ static void find_aliases(struct alloc_code *ac)
 	}
 }
 
-typedef bool (*insn_visitor)(csh h, const cs_insn *insn, void *ctx);
+typedef bool (*insn_visitor)(const struct disasm_api *cs, csh h, const cs_insn *insn,
+			     void *ctx);
 
 /*
  * The instructions of code (at vaddr, size bytes) decoded in turn, each
@@ -329,30 +330,32 @@ typedef bool (*insn_visitor)(csh h, const cs_insn *insn, void *ctx);
 static long decode_each(const uint8_t *code, uint64_t vaddr, uint64_t size,
 			insn_visitor visit, void *ctx)
 {
+	const struct disasm_api *cs = disasm__get();
 	uint64_t addr = vaddr;
 	size_t left = size;
 	bool done = false;
 	cs_insn *insn;
 	csh h;
 
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+	if (!cs || cs->open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
 		return -1;
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	insn = cs_malloc(h);
-	while (insn && !done && left && cs_disasm_iter(h, &code, &left, &addr, insn))
-		done = visit(h, insn, ctx);
+	cs->option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs->insn_alloc(h);
+	while (insn && !done && left && cs->disasm_iter(h, &code, &left, &addr, insn))
+		done = visit(cs, h, insn, ctx);
 	if (insn)
-		cs_free(insn, 1);
-	cs_close(&h);
+		cs->insn_free(insn, 1);
+	cs->close(&h);
 	return left;
 }
 
-static bool is_call_through_pointer(csh h, const cs_insn *insn, void *ctx)
+static bool is_call_through_pointer(const struct disasm_api *cs, csh h, const cs_insn *insn,
+				    void *ctx)
 {
 	const cs_x86 *x = &insn->detail->x86;
 
-	return *(bool *)ctx = (cs_insn_group(h, insn, CS_GRP_CALL) ||
-			       cs_insn_group(h, insn, CS_GRP_JUMP)) &&
+	return *(bool *)ctx = (cs->insn_group(h, insn, CS_GRP_CALL) ||
+			       cs->insn_group(h, insn, CS_GRP_JUMP)) &&
 			      x->op_count == 1 && x->operands[0].type != X86_OP_IMM;
 }
 
@@ -410,16 +413,16 @@ struct returns {
 	bool out;	/* a way out that is not a return of its own, or more than max */
 };
 
-static bool note_return(csh h, const cs_insn *insn, void *ctx)
+static bool note_return(const struct disasm_api *cs, csh h, const cs_insn *insn, void *ctx)
 {
 	const cs_x86 *x = &insn->detail->x86;
 	struct returns *r = ctx;
 
-	if (cs_insn_group(h, insn, CS_GRP_RET)) {
+	if (cs->insn_group(h, insn, CS_GRP_RET)) {
 		r->out = r->n == r->max;
 		if (!r->out)
 			r->rets[r->n++] = insn->address;
-	} else if (cs_insn_group(h, insn, CS_GRP_JUMP)) {
+	} else if (cs->insn_group(h, insn, CS_GRP_JUMP)) {
 		/* a tail call, a cold part, a jump table */
 		r->out = x->op_count != 1 || x->operands[0].type != X86_OP_IMM ||
 			 (uint64_t)x->operands[0].imm < r->vaddr ||
