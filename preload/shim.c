@@ -237,6 +237,25 @@ struct shim_rule_slot *shim_cfi_rules(void)
 	return p ? __atomic_load_n(&p->cfi_rules, __ATOMIC_ACQUIRE) : NULL;
 }
 
+/* MEMTRACK_SHIM in environ, as the process has it now; -1 when it is not there */
+static int find_sock_name(void)
+{
+	static const char key[] = MEMTRACK_SHIM_ENV "=";
+	size_t keylen = sizeof(key) - 1, vlen;
+	char **e;
+
+	for (e = environ; e && *e; e++) {
+		if (strncmp(*e, key, keylen))
+			continue;
+		vlen = strlen(*e + keylen);
+		if (!vlen || vlen >= sizeof(sock_name))
+			return -1;
+		memcpy(sock_name, *e + keylen, vlen);
+		return vlen;
+	}
+	return -1;
+}
+
 /* MEMTRACK_SHIM from the environment the process started with (unsetenv cannot hide it) */
 static int read_sock_name(void)
 {
@@ -322,7 +341,12 @@ static int connect_to_memtrack(void)
 	int fd;
 
 	if (sock_name_len < 0)
-		sock_name_len = read_sock_name();
+		/*
+		 * environ first, no system call: the constructor looks before
+		 * main() could change it; then what the process started with
+		 */
+		if ((sock_name_len = find_sock_name()) < 0)
+			sock_name_len = read_sock_name();
 	if (sock_name_len <= 0)
 		return -1;
 	memcpy(addr.sun_path + 1, sock_name, sock_name_len);
