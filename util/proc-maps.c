@@ -34,6 +34,15 @@ int proc_maps__open(struct proc_maps *it, pid_t pid)
 	return 0;
 }
 
+/* path, len bytes, as m's: the kernel's " (deleted)" cut off and said */
+static void set_path(struct proc_map *m, char *path, size_t len)
+{
+	m->deleted = len > strlen(DELETED) && !strcmp(path + len - strlen(DELETED), DELETED);
+	if (m->deleted)
+		path[len - strlen(DELETED)] = '\0';
+	m->path = path;
+}
+
 /* a hexadecimal number ending at stop; false when there is none */
 static bool hex_field(char **p, char stop, uint64_t *out)
 {
@@ -72,10 +81,7 @@ static bool parse_line(char *line, struct proc_map *m)
 	p = end + strspn(end, " ");
 	len = strcspn(p, "\n");
 	p[len] = '\0';
-	m->deleted = len > strlen(DELETED) && !strcmp(p + len - strlen(DELETED), DELETED);
-	if (m->deleted)
-		p[len - strlen(DELETED)] = '\0';
-	m->path = p;
+	set_path(m, p, len);
 	return true;
 }
 
@@ -177,10 +183,7 @@ static void map_of_query(const struct procmap_query_v1 *q, char *name, struct pr
 	m->perms[4] = '\0';
 	if (!len)
 		name[0] = '\0';
-	m->deleted = len > strlen(DELETED) && !strcmp(name + len - strlen(DELETED), DELETED);
-	if (m->deleted)
-		name[len - strlen(DELETED)] = '\0';
-	m->path = name;
+	set_path(m, name, len);
 }
 
 /*
