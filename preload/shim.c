@@ -340,13 +340,12 @@ static int connect_to_memtrack(void)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int fd;
 
-	if (sock_name_len < 0)
-		/*
-		 * environ first, no system call: the constructor looks before
-		 * main() could change it; then what the process started with
-		 */
-		if ((sock_name_len = find_sock_name()) < 0)
-			sock_name_len = read_sock_name();
+	/*
+	 * environ first, with no system call: the constructor looks before
+	 * main() could change it; else what the process started with
+	 */
+	if (sock_name_len < 0 && (sock_name_len = find_sock_name()) < 0)
+		sock_name_len = read_sock_name();
 	if (sock_name_len <= 0)
 		return -1;
 	memcpy(addr.sun_path + 1, sock_name, sock_name_len);
@@ -433,8 +432,11 @@ static void unmap_ring(struct shim_ring_hdr *h, uint64_t size)
 	shim_munmap(h, SHIM_HDR_SIZE + 2 * size);
 }
 
-/* header page, then the data area twice: a record never wraps */
-/* (the file's whole length first, past its end too: the second view replaces that part) */
+/*
+ * Header page, then the data area twice: a record never wraps.  The file
+ * is mapped for the whole length, past its end too; the second view of the
+ * data area replaces that part.
+ */
 static void *map_ring(int fd, uint64_t size)
 {
 	uint8_t *base = shim_mmap(NULL, SHIM_HDR_SIZE + 2 * size, PROT_READ | PROT_WRITE,
@@ -465,7 +467,6 @@ static int create_ring_fd(uint64_t size)
 	}
 	return fd;
 }
-
 
 /* a ring of size, made and mapped with its header written: its base and memfd, or NULL */
 static uint8_t *new_ring(uint64_t size, int *fd)

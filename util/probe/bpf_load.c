@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The skeleton loaded on both CPUs.  Its maps are made ahead, a ring buffer
- * a thread (the kernel allocates and maps every page of one at creation,
- * about 2 ms for 8 MiB) and the rest on one more, while the caller reads
- * the kernel's BTF; then the verifier checks the tracepoints' programs here
- * and the allocator probes' on another thread, in a second instance of the
- * object that shares every map of the first.
+ * The skeleton loaded on both CPUs.  Its maps are made ahead (the kernel
+ * allocates, charges and maps every page of a ring buffer at creation,
+ * about 2 ms for 8 MiB): a job per ring buffer and one for the rest, taken
+ * by a helper thread and by the caller once it has read the kernel's BTF.
+ * Then the verifier checks one instance's programs here and the other's
+ * on another thread, both instances sharing every map.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -334,8 +334,7 @@ static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
 {
 	if (!set->nentry)
 		return 0;
-	return probe_set__link(set, t->alloc_prog[0],
-			       t->alloc_prog[1], path, pid, fds);
+	return probe_set__link(set, t->alloc_prog[0], t->alloc_prog[1], path, pid, fds);
 }
 
 /*
@@ -420,8 +419,7 @@ static int link_shared(struct bpf_track *t, const struct probe_file *f, const ch
 		set.entry_cookies[i] = f->seen.entry_cookies[i] | mark;
 	for (i = 0; i < set.nreturn; i++)
 		set.ret_cookies[i] = f->seen.ret_cookies[i] | mark;
-	err = probe_set__link(&set, t->alloc_prog[0],
-			      t->alloc_prog[1], path, 0, fds);
+	err = probe_set__link(&set, t->alloc_prog[0], t->alloc_prog[1], path, 0, fds);
 	free(set.entry_cookies);
 	return err;
 }
