@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "util/probe/disasm.h"
+#include "util/usage.h"
 
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
@@ -29,6 +30,10 @@ static void load(void)
 		 find(lib, &api.disasm_iter, "cs_disasm_iter") &&
 		 find(lib, &api.insn_free, "cs_free") && find(lib, &api.close, "cs_close") &&
 		 find(lib, &api.insn_group, "cs_insn_group");
+	if (!loaded)
+		warning("cannot load %s (%s): code is not decoded, and what allocator functions "
+			"return or call through pointers is not known", CAPSTONE_SONAME,
+			lib ? "a function is missing" : dlerror());
 }
 
 static void *load_once(void *arg)
