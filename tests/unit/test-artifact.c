@@ -184,6 +184,45 @@ static size_t frame_offsets(const unsigned char *buf, size_t len, size_t *off, s
 	return n;
 }
 
+static void pack_trailer_first(msgpack_packer *pk, void *arg)
+{
+	(void)arg;
+	test_pack_meta(pk, "sh -c 'true'", 100, 1, 2, 3, 0);
+	test_pack_process(pk, 100, 1, "sh", "/bin/sh", 0);
+}
+
+static void pack_trailer_second(msgpack_packer *pk, void *arg)
+{
+	(void)arg;
+	test_pack_process(pk, 101, 100, "true", NULL, 9);
+}
+
+/* a trailer in two frames, as track writes its halves: read as one */
+static void test_trailer_in_two_frames(void)
+{
+	const char *path = test_path("two-part-trailer");
+	size_t len, off[64], nframes;
+	unsigned char *buf;
+	struct readback rb;
+
+	CHECK(!test_write_artifact2(path, events, 10, 4, pack_trailer_first, NULL,
+				    pack_trailer_second, NULL), "write");
+	buf = test_read_file(path, &len);
+	CHECK(buf != NULL, "read back");
+	if (!buf)
+		return;
+	/* the header, 3 windows, the trailer's two */
+	nframes = frame_offsets(buf, len, off, 63);
+	CHECK(nframes == 6 && off[nframes] == len, "%zu frames", nframes);
+	free(buf);
+	read_all(path, &rb);
+	CHECK(rb.ret == 0, "ret %d (%s)", rb.ret, rb.reason);
+	CHECK_U64(rb.events, 10, "events");
+	CHECK_U64(rb.metas, 1, "Meta records");
+	CHECK_U64(rb.processes, 2, "Process records, one from each frame");
+	CHECK_U64(rb.records, 13, "records");
+}
+
 /* the windows of test_truncation()'s artifact before frame f: the header, 10 windows, the trailer */
 static size_t windows_before(size_t f)
 {
@@ -790,6 +829,7 @@ int main(void)
 	test_round_trip(NR_EVENTS, NR_EVENTS, false);	/* exactly full */
 	test_round_trip(100, 0, true);			/* no events */
 	test_round_trip(100, 0, false);			/* nothing at all */
+	test_trailer_in_two_frames();
 	test_trailer_fields();
 	test_truncation();
 	test_corruption();

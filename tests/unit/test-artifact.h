@@ -60,12 +60,14 @@ typedef void test_pack_fn(msgpack_packer *pk, void *arg);
 
 /*
  * Writes events through the encoder, window_events per frame, then the
- * trailer built by pack (if any) as one more frame.
+ * trailer built by pack (if any) as one more frame, and by pack2 (if any)
+ * as another, as track writes its trailer's two halves.
  */
-static inline int test_write_artifact(const char *path,
-				      const struct mt_alloc_event *ev, size_t n,
-				      unsigned int window_events,
-				      test_pack_fn *pack, void *arg)
+static inline int test_write_artifact2(const char *path,
+				       const struct mt_alloc_event *ev, size_t n,
+				       unsigned int window_events,
+				       test_pack_fn *pack, void *arg,
+				       test_pack_fn *pack2, void *arg2)
 {
 	struct encoder_opts opts = { .window_events = window_events, .threads = 2 };
 	struct encoder *enc;
@@ -85,11 +87,19 @@ static inline int test_write_artifact(const char *path,
 	if (!err)
 		err = encoder__drain(enc);
 	if (!err && pack)
-		err = encoder__append_records(enc, pack, arg);
+		err = encoder__append_records(enc, pack, arg, pack2, arg2);
 	encoder__delete(enc);
 	if (close(opts.fd) && !err)
 		err = -errno;
 	return err;
+}
+
+static inline int test_write_artifact(const char *path,
+				      const struct mt_alloc_event *ev, size_t n,
+				      unsigned int window_events,
+				      test_pack_fn *pack, void *arg)
+{
+	return test_write_artifact2(path, ev, n, window_events, pack, arg, NULL, NULL);
 }
 
 static inline int test_write_bytes(const char *path, const void *buf, size_t len)

@@ -50,9 +50,15 @@ int encoder__add(struct encoder *enc, const struct mt_alloc_event *e);
 int encoder__flush_older(struct encoder *enc, uint64_t max_age_ns);
 /* waits for every window to be written; no more events after this */
 int encoder__drain(struct encoder *enc);
-/* appends one frame of records built by pack(); after encoder__drain() */
-int encoder__append_records(struct encoder *enc,
-			    void (*pack)(msgpack_packer *pk, void *arg), void *arg);
+typedef void encoder_pack_fn(msgpack_packer *pk, void *arg);
+
+/*
+ * Appends a frame of records built by first(), then, if second is not
+ * NULL, one of second()'s, packed at once on two threads; after
+ * encoder__drain()
+ */
+int encoder__append_records(struct encoder *enc, encoder_pack_fn *first, void *first_arg,
+			    encoder_pack_fn *second, void *second_arg);
 /*
  * Appends records built by pack() as side records (a skippable frame, see
  * artifact-format.h), in order after the windows handed over so far; from

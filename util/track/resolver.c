@@ -85,7 +85,7 @@ struct resolver {
 	unsigned int head, count;
 	bool finishing;
 
-	/* the resolver thread's own, read by resolver__pack() after the join */
+	/* the resolver thread's own, read by resolver__pack_*() after the join */
 	struct mt_stack_record *deferred;	/* processes not described yet */
 	size_t ndeferred, deferred_cap;
 	struct frame_entry *frames;	/* open addressing, power of two */
@@ -591,7 +591,7 @@ int resolver__finish(struct resolver *r)
 	return 0;
 }
 
-void resolver__pack(struct resolver *r, msgpack_packer *pk)
+void resolver__pack_names(struct resolver *r, msgpack_packer *pk)
 {
 	size_t i;
 
@@ -600,7 +600,13 @@ void resolver__pack(struct resolver *r, msgpack_packer *pk)
 	for (i = 0; i < r->frames_cap; i++)
 		if (r->frames[i].id)
 			pack_frame(pk, &r->frames[i]);
-	for (i = 0; i < r->nstacks; i++) {
+}
+
+void resolver__pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to)
+{
+	uint64_t i;
+
+	for (i = from; i < to && i < r->nstacks; i++) {
 		const struct stack_entry *st = &r->stacks[i];
 
 		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);

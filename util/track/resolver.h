@@ -22,8 +22,10 @@ struct resolver *resolver__new(struct symbolizer *sym, struct pstats *stats);
 int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32_t len);
 /* resolves what is queued, and what waited for its process's mappings; joins */
 int resolver__finish(struct resolver *r);
-/* one Frame map per frame, then one Stack map per stack */
-void resolver__pack(struct resolver *r, msgpack_packer *pk);
+/* one Module map per module, then one Frame map per frame */
+void resolver__pack_names(struct resolver *r, msgpack_packer *pk);
+/* one Stack map per stack, of stacks [from, to) in the order they were resolved */
+void resolver__pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to);
 
 /*
  * Every second or so, the resolver thread hands what it resolved since the

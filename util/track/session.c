@@ -696,14 +696,33 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	artifact__pack_meta(pk, &run);
 }
 
+/*
+ * The trailer in two frames packed at once: Meta, the processes, modules,
+ * frames and the first half of the stacks; then the other half.
+ */
+static uint64_t trailer_split(struct track_session *s)
+{
+	return s->resolver ? resolver__stacks(s->resolver) / 2 : 0;
+}
+
 static void pack_trailer(msgpack_packer *pk, void *arg)
 {
 	struct track_session *s = arg;
 
 	pack_meta(pk, s);
 	proc_table__pack(&s->procs, pk);
+	if (!s->resolver)
+		return;
+	resolver__pack_names(s->resolver, pk);
+	resolver__pack_stacks(s->resolver, pk, 0, trailer_split(s));
+}
+
+static void pack_trailer_stacks(msgpack_packer *pk, void *arg)
+{
+	struct track_session *s = arg;
+
 	if (s->resolver)
-		resolver__pack(s->resolver, pk);
+		resolver__pack_stacks(s->resolver, pk, trailer_split(s), UINT64_MAX);
 }
 
 /* events whose stack copy never reached the unwinder got none: lost stacks too */
@@ -772,7 +791,7 @@ static int finish_pipeline(struct track_session *s)
 	stop_backlog_sampler(s);
 	add_unpublished_stacks(s);
 	if (!ret)
-		ret = encoder__append_records(s->enc, pack_trailer, s);
+		ret = encoder__append_records(s->enc, pack_trailer, s, pack_trailer_stacks, s);
 	if (ret)
 		error("cannot write artifact '%s': %s", s->artifact_path, strerror(-ret));
 	/* no fsync, as perf record: 1-2 ms a run on this disk, more for a big artifact */
