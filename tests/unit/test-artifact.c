@@ -187,23 +187,31 @@ static size_t frame_offsets(const unsigned char *buf, size_t len, size_t *off, s
 static void pack_trailer_first(msgpack_packer *pk, void *arg)
 {
 	(void)arg;
-	test_pack_meta(pk, "sh -c 'true'", 100, 1, 2, 3, 0);
-	test_pack_process(pk, 100, 1, "sh", "/bin/sh", 0);
+	test_pack_process(pk, 101, 100, "true", NULL, 9);
 }
 
 static void pack_trailer_second(msgpack_packer *pk, void *arg)
 {
 	(void)arg;
-	test_pack_process(pk, 101, 100, "true", NULL, 9);
+	test_pack_meta(pk, "sh -c 'true'", 100, 1, 2, 3, 0);
+	test_pack_process(pk, 100, 1, "sh", "/bin/sh", 0);
 }
 
-/* a trailer in two frames, as track writes its halves: read as one */
+/*
+ * A trailer in two frames, as track writes its halves, Meta in the last:
+ * read as one, read first from its last frame, and cut between the two it
+ * reads as missing.
+ */
 static void test_trailer_in_two_frames(void)
 {
 	const char *path = test_path("two-part-trailer");
 	size_t len, off[64], nframes;
 	unsigned char *buf;
 	struct readback rb;
+
+	const char *cut = test_path("two-part-trailer-cut");
+	const struct artifact_record *r;
+	struct artifact *a;
 
 	CHECK(!test_write_artifact2(path, events, 10, 4, pack_trailer_first, NULL,
 				    pack_trailer_second, NULL), "write");
@@ -214,13 +222,26 @@ static void test_trailer_in_two_frames(void)
 	/* the header, 3 windows, the trailer's two */
 	nframes = frame_offsets(buf, len, off, 63);
 	CHECK(nframes == 6 && off[nframes] == len, "%zu frames", nframes);
-	free(buf);
 	read_all(path, &rb);
 	CHECK(rb.ret == 0, "ret %d (%s)", rb.ret, rb.reason);
 	CHECK_U64(rb.events, 10, "events");
 	CHECK_U64(rb.metas, 1, "Meta records");
 	CHECK_U64(rb.processes, 2, "Process records, one from each frame");
 	CHECK_U64(rb.records, 13, "records");
+
+	CHECK(!artifact__open_trailer(path, &a), "open the trailer's last frame");
+	CHECK(artifact__next(a, &r) == 1 && r->type == ARTIFACT_META, "Meta first there");
+	CHECK(artifact__next(a, &r) == 1 && r->type == ARTIFACT_PROCESS && r->pid == 100,
+	      "then the processes");
+	artifact__close(a);
+
+	if (nframes == 6) {
+		CHECK(!test_write_bytes(cut, buf, off[5]), "write cut");
+		read_all(cut, &rb);
+		CHECK(rb.ret == -EBADMSG && strstr(rb.reason, "trailer is missing"),
+		      "cut between the two: ret %d (%s)", rb.ret, rb.reason);
+	}
+	free(buf);
 }
 
 /* the windows of test_truncation()'s artifact before frame f: the header, 10 windows, the trailer */
