@@ -145,7 +145,7 @@ static int at_end(struct artifact *a)
 		return fail_not_artifact(a, "the file is empty");
 	if (!a->memtrack && a->records && a->records == a->skipped)
 		return fail_not_artifact(a, "none of its records is of a type memtrack knows");
-	/* one frame holds the whole trailer: cut before it, the cut is clean */
+	/* the trailer's last frame holds Meta: cut before it, the trailer reads as missing */
 	if (a->memtrack && !a->seen_meta)
 		return fail_reason(a, -EBADMSG, artifact__offset(a), "the trailer is missing: "
 				   "no Meta record after the last complete zstd frame");
