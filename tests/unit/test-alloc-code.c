@@ -4,8 +4,13 @@
  * form found whatever precedes it, and its target computed from where the
  * instruction ends; a target not listed, or of the wrong kind, is no hit.
  */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "util/probe/alloc-code.h"
@@ -159,9 +164,120 @@ static void test_symbol_names(void)
 		CHECK(alloc_symbol__find(strangers[i]) < 0, "'%s': not an allocator", strangers[i]);
 }
 
+/* what the GNU hash lookup finds is what reading every symbol finds */
+static bool same_as_scanning(const char *path, int *found)
+{
+	struct alloc_code *hashed = calloc(1, sizeof(*hashed)), *scanned = calloc(1, sizeof(*scanned));
+	int n;
+	bool same;
+
+	if (!hashed || !scanned)
+		return false;
+	*found = alloc_code__read(path, hashed);
+	n = alloc_code__read_scanning(path, scanned);
+	same = *found == n && !memcmp(hashed, scanned, sizeof(*hashed));
+	free(hashed);
+	free(scanned);
+	return same;
+}
+
+static const char *const system_files[] = {
+	"/lib/x86_64-linux-gnu/libc.so.6",		/* malloc and its family */
+	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",	/* operator new and delete */
+	"/usr/lib/x86_64-linux-gnu/libbsd.so.0",	/* reallocarray */
+	"/usr/lib/gcc/x86_64-linux-gnu/12/cc1",		/* a static libstdc++'s operator new */
+	"/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",	/* 40,000 names, no allocator */
+};
+
+static void test_hash_lookup(void)
+{
+	size_t i, read = 0;
+	int found;
+
+	for (i = 0; i < sizeof(system_files) / sizeof(*system_files); i++) {
+		if (access(system_files[i], R_OK))
+			continue;
+		CHECK(same_as_scanning(system_files[i], &found), "%s", system_files[i]);
+		CHECK(found >= 0, "%s: %d", system_files[i], found);
+		read++;
+	}
+	/* libc and libstdc++ at least: a test that read nothing could not fail */
+	CHECK(read >= 2, "%zu files read", read);
+	CHECK(same_as_scanning(system_files[0], &found) && found > 5, "libc: %d found", found);
+}
+
+/* the file offset of path's .gnu.hash, 0 without one */
+static off_t gnu_hash_offset(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	off_t off = 0;
+	GElf_Shdr sh;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_HASH)
+			off = sh.sh_offset;
+	elf_end(elf);
+	close(fd);
+	return off;
+}
+
+static bool copy_file(const char *src, int to)
+{
+	char buf[65536];
+	int from = open(src, O_RDONLY);
+	ssize_t n;
+	bool ok = from >= 0;
+
+	while (ok && (n = read(from, buf, sizeof(buf))) > 0)
+		ok = write(to, buf, n) == n;
+	if (from >= 0)
+		close(from);
+	return ok;
+}
+
+/* a copy of libstdc++ whose hash header lies: read as if it had none */
+static void test_hostile_hash_header(void)
+{
+	static const struct {
+		unsigned int field;
+		uint32_t value;
+		const char *what;
+	} lies[] = {
+		{ 0, 0xffffffff, "buckets past the section" },
+		{ 0, 0, "no bucket" },
+		{ 1, 0xfffffff0, "hashed symbols past the table" },
+		{ 2, 3, "a bloom filter not a power of two" },
+		{ 2, 0x40000000, "a bloom filter past the section" },
+	};
+	const char *src = system_files[1];
+	off_t off = gnu_hash_offset(src);
+	size_t i;
+	int found;
+
+	CHECK(off > 0, "%s has a .gnu.hash", src);
+	for (i = 0; off > 0 && i < sizeof(lies) / sizeof(*lies); i++) {
+		char path[] = "/tmp/memtrack-test-gnu-hash.XXXXXX";
+		int fd = mkstemp(path);
+
+		CHECK(fd >= 0 && copy_file(src, fd), "copy of %s", src);
+		CHECK(pwrite(fd, &lies[i].value, 4, off + 4 * lies[i].field) == 4, "%s", lies[i].what);
+		CHECK(same_as_scanning(path, &found) && found > 0, "%s: %d found", lies[i].what, found);
+		close(fd);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	test_symbol_names();
+	test_hash_lookup();
+	test_hostile_hash_header();
 	test_call_rel32();
 	test_jmp_rel32_back();
 	test_got_slot();

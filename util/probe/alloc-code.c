@@ -108,43 +108,158 @@ static uint64_t file_offset(Elf *elf, const GElf_Sym *sym)
 	return sym->st_value - sh.sh_addr + sh.sh_offset;
 }
 
-/* the defined allocator functions of a symbol table; the undefined ones of .dynsym */
-static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct alloc_code *ac)
+/* symbol i of a table, when it is a function with an allocator's name: its index there */
+static int alloc_symbol_at(Elf *elf, Elf_Data *data, size_t strtab, size_t i, GElf_Sym *sym)
+{
+	const char *name;
+
+	if (!gelf_getsym(data, i, sym) || GELF_ST_TYPE(sym->st_info) != STT_FUNC)
+		return -1;
+	name = elf_strptr(elf, strtab, sym->st_name);
+	return name && *name ? alloc_symbol__find(name) : -1;
+}
+
+/* an allocator function found in a symbol table: 1 when it is defined there, and new */
+static int note_symbol(Elf *elf, const GElf_Shdr *sh, const GElf_Sym *sym, int k,
+		       struct alloc_code *ac)
+{
+	struct alloc_fn *fn = &ac->fns[k];
+
+	if (sym->st_shndx == SHN_UNDEF) {
+		if (sh->sh_type == SHT_DYNSYM)
+			alloc_set__add(&ac->imports, k);
+		return 0;
+	}
+	if (fn->offset || !sym->st_value)
+		return 0;
+	fn->offset = file_offset(elf, sym);
+	fn->vaddr = sym->st_value;
+	fn->size = sym->st_size;
+	if (!fn->offset)
+		return 0;
+	alloc_set__add(&ac->defined, k);
+	return 1;
+}
+
+/* symbols from..to of a table, each looked at */
+static int scan_symbols(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, size_t from, size_t to,
+			struct alloc_code *ac)
+{
+	size_t i;
+	int found = 0, k;
+
+	for (i = from; i < to; i++) {
+		GElf_Sym sym;
+
+		k = alloc_symbol_at(elf, data, sh->sh_link, i, &sym);
+		if (k >= 0)
+			found += note_symbol(elf, sh, &sym, k, ac);
+	}
+	return found;
+}
+
+/*
+ * A .dynsym's GNU hash table (DT_GNU_HASH), checked against the table it
+ * indexes: the symbols from symoffset on are in its chains, those before
+ * it (the undefined ones) are not.
+ */
+struct gnu_hash {
+	uint32_t nbuckets, symoffset, bloom_size, bloom_shift;
+	const uint64_t *bloom;
+	const uint32_t *buckets, *chain;
+	size_t nsyms;
+};
+
+static bool gnu_hash__read(Elf *elf, size_t dynsym_index, size_t nsyms, struct gnu_hash *gh)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *d = NULL;
+	uint32_t hdr[4];
+	size_t need;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_HASH &&
+		    sh.sh_link == dynsym_index && (d = elf_getdata(scn, NULL)))
+			break;
+	if (!scn || !d || !d->d_buf || d->d_size < sizeof(hdr) || (uintptr_t)d->d_buf % 8)
+		return false;
+	memcpy(hdr, d->d_buf, sizeof(hdr));
+	*gh = (struct gnu_hash){ .nbuckets = hdr[0], .symoffset = hdr[1], .bloom_size = hdr[2],
+				 .bloom_shift = hdr[3], .nsyms = nsyms };
+	/* sizes in 64-bit arithmetic: a hostile header cannot wrap them */
+	need = sizeof(hdr) + (uint64_t)gh->bloom_size * 8 + (uint64_t)gh->nbuckets * 4;
+	if (!gh->nbuckets || !gh->bloom_size || (gh->bloom_size & (gh->bloom_size - 1)) ||
+	    gh->symoffset > nsyms || need > d->d_size ||
+	    (d->d_size - need) / 4 < nsyms - gh->symoffset)
+		return false;
+	gh->bloom = (const uint64_t *)((const char *)d->d_buf + sizeof(hdr));
+	gh->buckets = (const uint32_t *)(gh->bloom + gh->bloom_size);
+	gh->chain = gh->buckets + gh->nbuckets;
+	return true;
+}
+
+static uint32_t gnu_hash_of(const char *name)
+{
+	uint32_t h = 5381;
+
+	while (*name)
+		h = h * 33 + (unsigned char)*name++;
+	return h;
+}
+
+/* the hashed symbols named as allocator k is, each noted */
+static int look_up_symbol(Elf *elf, Elf_Data *data, const GElf_Shdr *sh,
+			  const struct gnu_hash *gh, int k, struct alloc_code *ac)
+{
+	uint32_t h = gnu_hash_of(alloc_symbols[k].name), bit1 = h % 64,
+		 bit2 = (h >> (gh->bloom_shift % 32)) % 64;
+	uint64_t word = gh->bloom[(h / 64) & (gh->bloom_size - 1)];
+	size_t i;
+	int found = 0;
+
+	if (!((word >> bit1) & (word >> bit2) & 1))
+		return 0;
+	i = gh->buckets[h % gh->nbuckets];
+	if (i < gh->symoffset)
+		return 0;
+	for (; i < gh->nsyms; i++) {
+		uint32_t hv = gh->chain[i - gh->symoffset];
+		GElf_Sym sym;
+
+		if ((hv | 1) == (h | 1) && alloc_symbol_at(elf, data, sh->sh_link, i, &sym) == k)
+			found += note_symbol(elf, sh, &sym, k, ac);
+		if (hv & 1)
+			break;
+	}
+	return found;
+}
+
+/*
+ * The defined allocator functions of a symbol table; the undefined ones of
+ * .dynsym.  A .dynsym with a GNU hash table is looked up by name, the part
+ * before its hashed symbols scanned: libLLVM's 40,000 names read one by
+ * one took 1.9 ms of a clang's hello.
+ */
+static int read_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool by_hash,
+			struct alloc_code *ac)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t count, i;
-	int found = 0;
+	struct gnu_hash gh;
+	size_t count, k;
+	int found;
 
 	if (!data || !sh->sh_entsize)
 		return 0;
 	count = sh->sh_size / sh->sh_entsize;
-	for (i = 0; i < count; i++) {
-		struct alloc_fn *fn;
-		const char *name;
-		GElf_Sym sym;
-		int k;
-
-		if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name || (k = alloc_symbol__find(name)) < 0)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF) {
-			if (sh->sh_type == SHT_DYNSYM)
-				alloc_set__add(&ac->imports, k);
-			continue;
-		}
-		fn = &ac->fns[k];
-		if (fn->offset || !sym.st_value)
-			continue;
-		fn->offset = file_offset(elf, &sym);
-		fn->vaddr = sym.st_value;
-		fn->size = sym.st_size;
-		if (fn->offset) {
-			alloc_set__add(&ac->defined, k);
-			found++;
-		}
-	}
+	if (!by_hash || sh->sh_type != SHT_DYNSYM ||
+	    !gnu_hash__read(elf, elf_ndxscn(scn), count, &gh))
+		return scan_symbols(elf, data, sh, 0, count, ac);
+	found = scan_symbols(elf, data, sh, 0, gh.symoffset, ac);
+	for (k = 0; k < nr_alloc_symbols; k++)
+		/* a name listed twice is found at its first place, as a scan finds it */
+		if (alloc_symbol__find(alloc_symbols[k].name) == (int)k)
+			found += look_up_symbol(elf, data, sh, &gh, k, ac);
 	return found;
 }
 
@@ -508,7 +623,7 @@ static void read_image(Elf *elf, struct alloc_code *ac)
 	}
 }
 
-int alloc_code__read(const char *path, struct alloc_code *ac)
+static int read_file(const char *path, bool by_hash, struct alloc_code *ac)
 {
 	Elf_Scn *scn = NULL;
 	int fd, found = 0;
@@ -532,7 +647,7 @@ int alloc_code__read(const char *path, struct alloc_code *ac)
 
 		if (gelf_getshdr(scn, &sh) &&
 		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
-			found += read_symbols(elf, scn, &sh, ac);
+			found += read_symbols(elf, scn, &sh, by_hash, ac);
 	}
 	read_image(elf, ac);
 	if (found && gelf_getehdr(elf, &eh) && eh.e_machine == EM_X86_64) {
@@ -543,4 +658,14 @@ int alloc_code__read(const char *path, struct alloc_code *ac)
 	find_aliases(ac);
 	elf_end(elf);
 	return found;
+}
+
+int alloc_code__read(const char *path, struct alloc_code *ac)
+{
+	return read_file(path, true, ac);
+}
+
+int alloc_code__read_scanning(const char *path, struct alloc_code *ac)
+{
+	return read_file(path, false, ac);
 }
