@@ -591,15 +591,35 @@ int resolver__finish(struct resolver *r)
 	return 0;
 }
 
+/* the frames of slots [from, to) of the table */
+static void pack_frames(struct resolver *r, msgpack_packer *pk, size_t from, size_t to)
+{
+	size_t i;
+
+	for (i = from; i < to && i < r->frames_cap; i++)
+		if (r->frames[i].id)
+			pack_frame(pk, &r->frames[i]);
+}
+
 void resolver__pack_names(struct resolver *r, msgpack_packer *pk)
 {
 	size_t i;
 
 	for (i = 0; i < r->nmodules; i++)
 		pack_module(pk, &r->modules[i]);
-	for (i = 0; i < r->frames_cap; i++)
-		if (r->frames[i].id)
-			pack_frame(pk, &r->frames[i]);
+	pack_frames(r, pk, 0, r->frames_cap);
+}
+
+void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int part,
+			 unsigned int parts)
+{
+	size_t i;
+
+	if (!part)
+		for (i = 0; i < r->nmodules; i++)
+			pack_module(pk, &r->modules[i]);
+	pack_frames(r, pk, r->frames_cap * part / parts, r->frames_cap * (part + 1) / parts);
+	resolver__pack_stacks(r, pk, r->nstacks * part / parts, r->nstacks * (part + 1) / parts);
 }
 
 void resolver__pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to)

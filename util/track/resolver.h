@@ -26,6 +26,12 @@ int resolver__finish(struct resolver *r);
 void resolver__pack_names(struct resolver *r, msgpack_packer *pk);
 /* one Stack map per stack, of stacks [from, to) in the order they were resolved */
 void resolver__pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to);
+/*
+ * Part part of parts of all that: the modules with part 0, then a share of
+ * the frames and one of the stacks, each part about as much work to pack.
+ */
+void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int part,
+			 unsigned int parts);
 
 /*
  * Every second or so, the resolver thread hands what it resolved since the

@@ -697,35 +697,28 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 }
 
 /*
- * The trailer in two frames packed at once: the modules, frames and the
- * first half of the stacks; then Meta, the processes and the other half.
- * Meta and the processes come last: report reads the last frame first for
- * the processes' lifetimes, and a file cut between the two frames has no
- * Meta, so its trailer reads as missing, as a cut one-frame trailer did.
+ * The trailer in two frames packed at once, each with half the frames and
+ * half the stacks, the modules in the first, Meta and the processes in
+ * the last: report reads the last frame first for the processes'
+ * lifetimes, and a file cut between the two frames has no Meta, so its
+ * trailer reads as missing, as a cut one-frame trailer did.
  */
-static uint64_t trailer_split(struct track_session *s)
-{
-	return s->resolver ? resolver__stacks(s->resolver) / 2 : 0;
-}
-
-static void pack_trailer_names(msgpack_packer *pk, void *arg)
+static void pack_trailer_first(msgpack_packer *pk, void *arg)
 {
 	struct track_session *s = arg;
 
-	if (!s->resolver)
-		return;
-	resolver__pack_names(s->resolver, pk);
-	resolver__pack_stacks(s->resolver, pk, 0, trailer_split(s));
+	if (s->resolver)
+		resolver__pack_part(s->resolver, pk, 0, 2);
 }
 
-static void pack_trailer(msgpack_packer *pk, void *arg)
+static void pack_trailer_last(msgpack_packer *pk, void *arg)
 {
 	struct track_session *s = arg;
 
 	pack_meta(pk, s);
 	proc_table__pack(&s->procs, pk);
 	if (s->resolver)
-		resolver__pack_stacks(s->resolver, pk, trailer_split(s), UINT64_MAX);
+		resolver__pack_part(s->resolver, pk, 1, 2);
 }
 
 /* events whose stack copy never reached the unwinder got none: lost stacks too */
@@ -794,7 +787,7 @@ static int finish_pipeline(struct track_session *s)
 	stop_backlog_sampler(s);
 	add_unpublished_stacks(s);
 	if (!ret)
-		ret = encoder__append_records(s->enc, pack_trailer_names, s, pack_trailer, s);
+		ret = encoder__append_records(s->enc, pack_trailer_first, s, pack_trailer_last, s);
 	if (ret)
 		error("cannot write artifact '%s': %s", s->artifact_path, strerror(-ret));
 	/* no fsync, as perf record: 1-2 ms a run on this disk, more for a big artifact */
