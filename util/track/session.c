@@ -611,6 +611,8 @@ static int start_stack_stages(struct track_session *s)
 		cache = open_cache_dir(s, why, sizeof(why));
 		if (cache < 0)
 			pr_debug("no cache of DWARF answers: %s\n", why);
+		rule_cache__start(&s->rules, cache, s->run_as.set ? s->run_as.uid : getuid(),
+				  shim_host__rules_fd(s->host));
 		symbolizer__set_cache_dir(s->sym, cache);
 		s->resolver = resolver__new(s->sym, s->stats);
 	}
@@ -747,7 +749,7 @@ static void finish_merge(struct track_session *s)
 	merger__read_unserved(s->merger);
 	merger__stats(s->merger, &st);
 	s->event_lost = st.lost;
-	s->cfi_rules = verbose > 0 ? shim_host__cfi_rules(s->host) : -1;
+	s->cfi_rules = verbose > 0 ? rule_table__count(shim_host__rules_fd(s->host)) : -1;
 	shim_host__delete(s->host);
 	s->host = NULL;
 }
@@ -793,6 +795,7 @@ static int finish_pipeline(struct track_session *s)
 	/* no fsync, as perf record: 1-2 ms a run on this disk, more for a big artifact */
 	if (close(s->artifact_fd) && !ret)
 		ret = error_errno("cannot write artifact '%s'", s->artifact_path);
+	rule_cache__finish(&s->rules);
 	if (pstats__close(s->stats))
 		warning("the stats file '%s' is incomplete", s->opts->stats_path);
 	if (err)
@@ -812,6 +815,7 @@ void track_session__init(struct track_session *s, const struct track_opts *opts)
 	s->watch.epoll_fd = -1;
 	s->watch.wake_fd = -1;
 	s->cfi_rules = -1;
+	s->rules.dir = s->rules.table = -1;
 	proc_table__init(&s->procs);
 	run_as__from_sudo(&s->run_as);
 }
@@ -919,6 +923,7 @@ static void abandon_start(struct track_session *s)
 void track_session__exit(struct track_session *s)
 {
 	abandon_start(s);
+	rule_cache__finish(&s->rules);
 	status_line__stop(s->status_line);
 	if (s->bpf)
 		bpf_track__close(s->bpf);

@@ -30,6 +30,7 @@
 #include "util/out-file.h"
 #include "util/probe/backend.h"
 #include "util/probe/freezer.h"
+#include "util/track/rule-cache.h"
 #include "util/probe/pressure.h"
 #include "util/probe/proc-table.h"
 #include "util/spawn.h"
@@ -98,6 +99,7 @@ struct track_session {
 	struct symbolizer *sym;
 	struct resolver *resolver;
 	struct stack_ids *stack_ids;	/* the shim's stacks, and BPF's raw copies (dwarf) */
+	struct rule_cache rules;	/* the shims' CFI rules, from the runs before */
 	bool stacks_oom;
 	struct proc_table procs;
 	struct spawn child;

@@ -82,7 +82,7 @@ struct shim_host_stats {
 	uint64_t lost;			/* tracked processes not served */
 };
 void shim_host__stats(const struct shim_host *h, struct shim_host_stats *st);
-/* the CFI rules the shims keep in their shared table, for -v; -1: no table (h NULL, no dwarf) */
-int64_t shim_host__cfi_rules(const struct shim_host *h);
+/* the memfd of the shims' shared CFI rules (shim-abi.h); -1: no table (h NULL, no dwarf) */
+int shim_host__rules_fd(const struct shim_host *h);
 
 #endif

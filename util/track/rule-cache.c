@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A table file: a header page, then the table's 2 MiB at the same offsets
+ * as in the memfd, its untouched pages left as holes.  Both are read and
+ * written by extents (SEEK_DATA): a table a run touched a few pages of
+ * costs those pages.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload/shim-abi.h"
+#include "util/track/rule-cache.h"
+#include "util/util.h"
+
+#define HEADER_BYTES	4096
+#define CHUNK_BYTES	(64U << 10)
+#define RULES_MAGIC	"memtrack-cfi-rules 1\n"
+
+struct rules_header {
+	char magic[sizeof(RULES_MAGIC)];
+	uint32_t order;			/* SHIM_RULES_ORDER */
+	uint32_t slot_bytes;
+};
+
+_Static_assert(SHIM_RULES_SIZE % CHUNK_BYTES == 0, "chunks tile the table");
+
+typedef int extent_fn(const uint8_t *buf, size_t len, off_t at, void *arg);
+
+/* each stretch of data of fd in [from, from + size), in chunks, at its offset from `from` */
+static int for_each_extent(int fd, off_t from, size_t size, extent_fn *fn, void *arg)
+{
+	uint8_t *buf = malloc(CHUNK_BYTES);
+	off_t at = from, end = from + (off_t)size, hole;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!err && at < end) {
+		at = lseek(fd, at, SEEK_DATA);
+		if (at < 0 || at >= end) {
+			err = at < 0 && errno != ENXIO ? -errno : 0;
+			break;
+		}
+		hole = lseek(fd, at, SEEK_HOLE);
+		if (hole < 0 || hole > end)
+			hole = end;
+		while (!err && at < hole) {
+			size_t len = hole - at < CHUNK_BYTES ? (size_t)(hole - at) : CHUNK_BYTES;
+			ssize_t n = pread(fd, buf, len, at);
+
+			if (n <= 0) {
+				err = n < 0 ? -errno : -EIO;
+				break;
+			}
+			err = fn(buf, n, at - from, arg);
+			at += n;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static void sum_slots(struct rule_table_sum *sum, const uint8_t *buf, size_t len, off_t at)
+{
+	const struct shim_rule_slot *s = (const void *)buf;
+	uint64_t h;
+	size_t i;
+
+	for (i = 0; i < len / sizeof(*s); i++) {
+		if (!s[i].key)
+			continue;
+		sum->used++;
+		h = (s[i].key ^ (uint64_t)(at / sizeof(*s) + i)) * 0x9e3779b97f4a7c15ULL;
+		sum->digest += (h ^ (h >> 29) ^ s[i].val) * 0xbf58476d1ce4e5b9ULL;
+	}
+}
+
+static int sum_extent(const uint8_t *buf, size_t len, off_t at, void *arg)
+{
+	sum_slots(arg, buf, len, at);
+	return 0;
+}
+
+static int sum_table(int fd, struct rule_table_sum *sum)
+{
+	*sum = (struct rule_table_sum){ 0 };
+	return for_each_extent(fd, 0, SHIM_RULES_SIZE, sum_extent, sum);
+}
+
+int64_t rule_table__count(int fd)
+{
+	struct rule_table_sum sum;
+
+	return sum_table(fd, &sum) ? -1 : (int64_t)sum.used;
+}
+
+struct copy {
+	int to;
+	off_t base;		/* where the table starts in the file written */
+	struct rule_table_sum sum;	/* of what was copied */
+};
+
+static int copy_extent(const uint8_t *buf, size_t len, off_t at, void *arg)
+{
+	struct copy *c = arg;
+
+	/* a torn slot, half another shim's, fails its check where it is read */
+	if (pwrite(c->to, buf, len, c->base + at) != (ssize_t)len)
+		return -EIO;
+	sum_slots(&c->sum, buf, len, at);
+	return 0;
+}
+
+static void file_name(const struct rule_cache *c, char *name, size_t len, const char *suffix)
+{
+	snprintf(name, len, "cfi-rules.%u%s", (unsigned int)c->uid, suffix);
+}
+
+/* the file, if it is one a run of ours wrote for this user: its fd, else -1 */
+static int open_trusted(const struct rule_cache *c)
+{
+	struct rules_header h;
+	char name[64];
+	struct stat st;
+	int fd;
+
+	file_name(c, name, sizeof(name), "");
+	fd = openat(c->dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077) || st.st_size != HEADER_BYTES + (off_t)SHIM_RULES_SIZE ||
+	    pread(fd, &h, sizeof(h), 0) != sizeof(h) || memcmp(h.magic, RULES_MAGIC, sizeof(h.magic)) ||
+	    h.order != SHIM_RULES_ORDER || h.slot_bytes != sizeof(struct shim_rule_slot)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void *load_rules(void *arg)
+{
+	struct rule_cache *c = arg;
+	struct copy cp = { .to = c->table, .base = 0 };
+	int fd = open_trusted(c);
+
+	name_thread("rule-cache");
+	if (fd < 0)
+		return NULL;
+	if (!for_each_extent(fd, HEADER_BYTES, SHIM_RULES_SIZE, copy_extent, &cp))
+		c->loaded = cp.sum;
+	close(fd);
+	return NULL;
+}
+
+void rule_cache__start(struct rule_cache *c, int dir, uid_t uid, int table_fd)
+{
+	*c = (struct rule_cache){ .dir = -1, .uid = uid, .table = -1 };
+	if (dir < 0 || table_fd < 0)
+		return;
+	c->dir = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+	c->table = fcntl(table_fd, F_DUPFD_CLOEXEC, 3);
+	if (c->dir < 0 || c->table < 0)
+		return;
+	c->loading = !pthread_create(&c->loader, NULL, load_rules, c);
+}
+
+/* the table written whole to a file of its own, then put in the old one's place */
+static void save_rules(struct rule_cache *c)
+{
+	struct rules_header h = { .magic = RULES_MAGIC, .order = SHIM_RULES_ORDER,
+				  .slot_bytes = sizeof(struct shim_rule_slot) };
+	char suffix[32], tmp[64], name[64];
+	struct copy cp = { .base = HEADER_BYTES };
+	bool ok;
+
+	snprintf(suffix, sizeof(suffix), ".%d.tmp", (int)getpid());
+	file_name(c, tmp, sizeof(tmp), suffix);
+	file_name(c, name, sizeof(name), "");
+	cp.to = openat(c->dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (cp.to < 0)
+		return;
+	ok = pwrite(cp.to, &h, sizeof(h), 0) == sizeof(h) &&
+	     !for_each_extent(c->table, 0, SHIM_RULES_SIZE, copy_extent, &cp) &&
+	     !ftruncate(cp.to, HEADER_BYTES + (off_t)SHIM_RULES_SIZE);
+	if (close(cp.to) || !ok || renameat(c->dir, tmp, c->dir, name))
+		unlinkat(c->dir, tmp, 0);
+}
+
+void rule_cache__wait(struct rule_cache *c)
+{
+	if (c->loading)
+		pthread_join(c->loader, NULL);
+	c->loading = false;
+}
+
+/*
+ * Written back when the run changed it: new rules, or others in their
+ * slots (a file's garbage, overwritten as the shims find it wrong).
+ */
+void rule_cache__finish(struct rule_cache *c)
+{
+	struct rule_table_sum now;
+
+	rule_cache__wait(c);
+	if (c->dir >= 0 && c->table >= 0 && !sum_table(c->table, &now) && now.used &&
+	    (now.used != c->loaded.used || now.digest != c->loaded.digest))
+		save_rules(c);
+	if (c->table >= 0)
+		close(c->table);
+	if (c->dir >= 0)
+		close(c->dir);
+	c->table = c->dir = -1;
+}
+
+uint64_t rule_cache__loaded(const struct rule_cache *c)
+{
+	return c->loaded.used;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_RULE_CACHE_H
+#define MEMTRACK_RULE_CACHE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The shims' shared CFI rules (preload/shim-abi.h) kept from run to run,
+ * in the cache directory, a file per user the tree runs as
+ * ("cfi-rules.<uid>"): a run starts with the rules the runs before it
+ * computed (a cc1 computes 5,800 of them, 10 ms, a clang 9,200).
+ *
+ * Trust.  Every process of a tree may write the table, and a rule is the
+ * word of whoever wrote it: the shims read it as hostile (a check derived
+ * from its key, every stack word read inside the stack), so a wrong one
+ * makes a wrong stack, never a fault.  A file is read only by the runs of
+ * the user whose trees wrote it, and only if memtrack's own user owns it,
+ * alone may write it, and it has the size and header a table file has.
+ */
+/* what a table holds: its rules (used slots), and a digest of them and of where they are */
+struct rule_table_sum {
+	uint64_t used, digest;
+};
+
+struct rule_cache {
+	int dir;		/* the cache directory, -1: none */
+	uid_t uid;
+	int table;		/* the shared table's memfd, our own descriptor */
+	pthread_t loader;
+	bool loading;
+	struct rule_table_sum loaded;	/* what the file held */
+};
+
+/* reads the file into the table (fd, dup'd) on a thread of its own: the run need not wait */
+void rule_cache__start(struct rule_cache *c, int dir, uid_t uid, int table_fd);
+/* until the file is read into the table */
+void rule_cache__wait(struct rule_cache *c);
+/* writes the table back if the run changed it; closes */
+void rule_cache__finish(struct rule_cache *c);
+/* the rules read from the file (after finish: the loader is done) */
+uint64_t rule_cache__loaded(const struct rule_cache *c);
+
+/* the rules in a shared table (its used slots), -1 when it cannot be read */
+int64_t rule_table__count(int fd);
+
+#endif
