@@ -844,8 +844,11 @@ static void module_rule(const struct module *m, uintptr_t pc, struct rule *r)
 	if (!rule_from(m, pc, r))
 		*r = (struct rule){ 0 };
 	if (slot && rule_pack(r, key, &val)) {
+		struct shim_rules_tail *tail = (void *)(shim_cfi_rules() + (1UL << SHIM_RULES_ORDER));
+
 		__atomic_store_n(&slot->val, val, __ATOMIC_RELAXED);
 		__atomic_store_n(&slot->key, key, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&tail->stored, 1, __ATOMIC_RELAXED);
 	}
 }
 

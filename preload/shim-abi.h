@@ -116,6 +116,18 @@ struct shim_rule_slot {
 #define SHIM_RULES_SIZE		((1UL << SHIM_RULES_ORDER) * sizeof(struct shim_rule_slot))
 
 /*
+ * After the slots, a page: how many rules the shims computed and stored
+ * (a relaxed add each), so that memtrack keeps the table for the next
+ * runs only when this one added to it.  Anyone may write it: a wrong count
+ * writes the table back for nothing, or not at all.
+ */
+struct shim_rules_tail {
+	__u64 stored;
+};
+
+#define SHIM_RULES_MAP_SIZE	(SHIM_RULES_SIZE + 4096)
+
+/*
  * A ring: one page of header, then the data area, mapped twice in a row by
  * both sides so that no record wraps.  The producer (the thread, and signal
  * handlers that interrupt it) reserves with an atomic add on prod, writes the

@@ -403,15 +403,15 @@ static struct shim_rule_slot *map_cfi_rules(int fd)
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || (uint64_t)st.st_size != SHIM_RULES_SIZE) {
+	if (fstat(fd, &st) || (uint64_t)st.st_size != SHIM_RULES_MAP_SIZE) {
 		close(fd);
 		return NULL;
 	}
-	rules = shim_mmap(NULL, SHIM_RULES_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rules = shim_mmap(NULL, SHIM_RULES_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (rules == MAP_FAILED)
 		return NULL;
-	madvise(rules, SHIM_RULES_SIZE, MADV_DONTFORK);
+	madvise(rules, SHIM_RULES_MAP_SIZE, MADV_DONTFORK);
 	return rules;
 }
 

@@ -2,7 +2,8 @@
 /*
  * The shims' CFI rules kept from run to run: a table written is read back
  * slot for slot, into another table, by a run of the same user alone; a
- * table the run did not change is not written again; a file that is not
+ * table to which the run's shims added no rule is not written again (the
+ * count after the slots, shim-abi.h); a file that is not
  * one memtrack wrote for that user (its size, its header, its owner and
  * mode, a link, a directory) is not read, and is replaced by the next run
  * that has rules to keep.
@@ -30,15 +31,15 @@ static int new_table(struct shim_rule_slot **slots)
 {
 	int fd = memfd_create("test-cfi-rules", MFD_CLOEXEC);
 
-	if (fd < 0 || ftruncate(fd, SHIM_RULES_SIZE))
+	if (fd < 0 || ftruncate(fd, SHIM_RULES_MAP_SIZE))
 		return -1;
-	*slots = mmap(NULL, SHIM_RULES_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	*slots = mmap(NULL, SHIM_RULES_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	return *slots == MAP_FAILED ? -1 : fd;
 }
 
 static void drop_table(int fd, struct shim_rule_slot *slots)
 {
-	munmap(slots, SHIM_RULES_SIZE);
+	munmap(slots, SHIM_RULES_MAP_SIZE);
 	close(fd);
 }
 
@@ -48,7 +49,7 @@ static uint64_t run(uid_t uid, int table)
 	struct rule_cache c;
 	uint64_t loaded;
 
-	rule_cache__start(&c, dir, uid, table);
+	rule_cache__start(&c, dir, uid, table, true);
 	rule_cache__finish(&c);
 	loaded = rule_cache__loaded(&c);
 	return loaded;
@@ -56,12 +57,19 @@ static uint64_t run(uid_t uid, int table)
 
 static const uint64_t some[] = { 0, 1, 255, 256, 4097, SLOTS / 2, SLOTS - 1 };
 
+/* n rules stored, as the shims count them */
+static void stored(struct shim_rule_slot *t, uint64_t n)
+{
+	((struct shim_rules_tail *)(t + SLOTS))->stored += n;
+}
+
 static void fill(struct shim_rule_slot *t)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(some) / sizeof(*some); i++)
 		t[some[i]] = (struct shim_rule_slot){ .key = 0x1000 + i, .val = 0xabc0 + i };
+	stored(t, sizeof(some) / sizeof(*some));
 }
 
 static ino_t inode_of(const char *name)
@@ -88,12 +96,18 @@ static void test_round_trip(void)
 	ino = inode_of("cfi-rules.4242");
 	CHECK_U64(run(UID, tb), sizeof(some) / sizeof(*some), "second run: every rule read");
 	CHECK(!memcmp(a, b, SHIM_RULES_SIZE), "second run: slot for slot");
+	CHECK(((struct shim_rules_tail *)(b + SLOTS))->stored == 0, "second run: nothing stored");
 	CHECK(inode_of("cfi-rules.4242") == ino, "unchanged: not written again");
 	drop_table(tb, b);
+	/* a rule a shim adds once the file is read */
 	tb = new_table(&b);
-	b[SLOTS - 300].key = 7;		/* a page the file has none of */
+	rule_cache__start(&c, dir, UID, tb, true);
+	rule_cache__wait(&c);
+	b[SLOTS - 300].key = 7;
 	b[SLOTS - 300].val = 8;
-	CHECK_U64(run(UID, tb), sizeof(some) / sizeof(*some), "third run: read");
+	stored(b, 1);
+	rule_cache__finish(&c);
+	CHECK_U64(rule_cache__loaded(&c), sizeof(some) / sizeof(*some), "third run: read");
 	CHECK(inode_of("cfi-rules.4242") != ino, "a rule added: written again");
 	drop_table(tb, b);
 	tb = new_table(&b);
@@ -102,12 +116,22 @@ static void test_round_trip(void)
 	drop_table(tb, b);
 	/* a rule in the place of another: as many, but not the same */
 	tb = new_table(&b);
-	rule_cache__start(&c, dir, UID, tb);
+	rule_cache__start(&c, dir, UID, tb, true);
 	rule_cache__wait(&c);
 	ino = inode_of("cfi-rules.4242");
 	b[some[2]].val ^= 1;
+	stored(b, 1);
 	rule_cache__finish(&c);
 	CHECK(inode_of("cfi-rules.4242") != ino, "a rule replaced: written again");
+	drop_table(tb, b);
+	/* slots rewritten, and no rule stored: not written */
+	tb = new_table(&b);
+	rule_cache__start(&c, dir, UID, tb, true);
+	rule_cache__wait(&c);
+	ino = inode_of("cfi-rules.4242");
+	b[some[3]].val ^= 1;
+	rule_cache__finish(&c);
+	CHECK(inode_of("cfi-rules.4242") == ino, "slots rewritten, none stored: not written");
 	drop_table(tb, b);
 	tb = new_table(&b);
 	CHECK_U64(run(UID + 1, tb), 0, "another user's runs: not read");

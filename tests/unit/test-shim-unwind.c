@@ -467,12 +467,14 @@ static void test_shared_walks(void)
 	struct span_seen own = { 0 }, shared = { 0 }, rewritten = { 0 };
 	size_t i, used = 0;
 
-	test_rules = calloc(1UL << SHIM_RULES_ORDER, sizeof(*test_rules));
+	test_rules = calloc(1, SHIM_RULES_MAP_SIZE);
 	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);	/* the thread's cache is void */
 	look(&own, (uintptr_t)__builtin_frame_address(0));
 	for (i = 0; i < (1UL << SHIM_RULES_ORDER); i++)
 		used += !!test_rules[i].key;
 	CHECK(used > 0, "shared: the walk left its rules in the table (%zu)", used);
+	CHECK(((struct shim_rules_tail *)(test_rules + i))->stored >= used,
+	      "shared: the rules stored counted after the slots");
 	__atomic_fetch_add(&generation, 1, __ATOMIC_RELEASE);
 	look(&shared, (uintptr_t)__builtin_frame_address(0));
 	CHECK(shared.cfi_frames == own.cfi_frames && own.cfi_frames > 1,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,44 +67,35 @@ static int for_each_extent(int fd, off_t from, size_t size, extent_fn *fn, void 
 	return err;
 }
 
-static void sum_slots(struct rule_table_sum *sum, const uint8_t *buf, size_t len, off_t at)
+static uint64_t used_slots(const uint8_t *buf, size_t len)
 {
 	const struct shim_rule_slot *s = (const void *)buf;
-	uint64_t h;
+	uint64_t n = 0;
 	size_t i;
 
-	for (i = 0; i < len / sizeof(*s); i++) {
-		if (!s[i].key)
-			continue;
-		sum->used++;
-		h = (s[i].key ^ (uint64_t)(at / sizeof(*s) + i)) * 0x9e3779b97f4a7c15ULL;
-		sum->digest += (h ^ (h >> 29) ^ s[i].val) * 0xbf58476d1ce4e5b9ULL;
-	}
+	for (i = 0; i < len / sizeof(*s); i++)
+		n += !!s[i].key;
+	return n;
 }
 
-static int sum_extent(const uint8_t *buf, size_t len, off_t at, void *arg)
+static int count_extent(const uint8_t *buf, size_t len, off_t at, void *arg)
 {
-	sum_slots(arg, buf, len, at);
+	(void)at;
+	*(uint64_t *)arg += used_slots(buf, len);
 	return 0;
-}
-
-static int sum_table(int fd, struct rule_table_sum *sum)
-{
-	*sum = (struct rule_table_sum){ 0 };
-	return for_each_extent(fd, 0, SHIM_RULES_SIZE, sum_extent, sum);
 }
 
 int64_t rule_table__count(int fd)
 {
-	struct rule_table_sum sum;
+	uint64_t n = 0;
 
-	return sum_table(fd, &sum) ? -1 : (int64_t)sum.used;
+	return for_each_extent(fd, 0, SHIM_RULES_SIZE, count_extent, &n) ? -1 : (int64_t)n;
 }
 
 struct copy {
 	int to;
 	off_t base;		/* where the table starts in the file written */
-	struct rule_table_sum sum;	/* of what was copied */
+	uint64_t used;		/* rules copied */
 };
 
 static int copy_extent(const uint8_t *buf, size_t len, off_t at, void *arg)
@@ -113,7 +105,7 @@ static int copy_extent(const uint8_t *buf, size_t len, off_t at, void *arg)
 	/* a torn slot, half another shim's, fails its check where it is read */
 	if (pwrite(c->to, buf, len, c->base + at) != (ssize_t)len)
 		return -EIO;
-	sum_slots(&c->sum, buf, len, at);
+	c->used += used_slots(buf, len);
 	return 0;
 }
 
@@ -144,24 +136,40 @@ static int open_trusted(const struct rule_cache *c)
 	return fd;
 }
 
+/* the file's table into the shared one, the kernel copying page to page */
+static bool copy_table(int from, int to)
+{
+	off_t at = HEADER_BYTES;
+	size_t left = SHIM_RULES_SIZE;
+	ssize_t n;
+
+	if (lseek(to, 0, SEEK_SET))
+		return false;
+	while (left && (n = sendfile(to, from, &at, left)) > 0)
+		left -= n;
+	return !left;
+}
+
 static void *load_rules(void *arg)
 {
 	struct rule_cache *c = arg;
-	struct copy cp = { .to = c->table, .base = 0 };
 	int fd = open_trusted(c);
+	uint64_t n = 0;
 
 	name_thread("rule-cache");
 	if (fd < 0)
 		return NULL;
-	if (!for_each_extent(fd, HEADER_BYTES, SHIM_RULES_SIZE, copy_extent, &cp))
-		c->loaded = cp.sum;
+	/* the count is -v's alone: a second pass over the file, only then */
+	if (copy_table(fd, c->table) && c->count &&
+	    !for_each_extent(fd, HEADER_BYTES, SHIM_RULES_SIZE, count_extent, &n))
+		c->loaded = n;
 	close(fd);
 	return NULL;
 }
 
-void rule_cache__start(struct rule_cache *c, int dir, uid_t uid, int table_fd)
+void rule_cache__start(struct rule_cache *c, int dir, uid_t uid, int table_fd, bool count)
 {
-	*c = (struct rule_cache){ .dir = -1, .uid = uid, .table = -1 };
+	*c = (struct rule_cache){ .dir = -1, .uid = uid, .table = -1, .count = count };
 	if (dir < 0 || table_fd < 0)
 		return;
 	c->dir = fcntl(dir, F_DUPFD_CLOEXEC, 3);
@@ -200,17 +208,19 @@ void rule_cache__wait(struct rule_cache *c)
 	c->loading = false;
 }
 
-/*
- * Written back when the run changed it: new rules, or others in their
- * slots (a file's garbage, overwritten as the shims find it wrong).
- */
+/* how many rules the run's shims computed and put in the table; 0 when it cannot be read */
+static uint64_t rules_stored(int table)
+{
+	struct shim_rules_tail tail;
+
+	return pread(table, &tail, sizeof(tail), SHIM_RULES_SIZE) == sizeof(tail) ? tail.stored : 0;
+}
+
+/* written back when the run's shims added to it: most runs only read it */
 void rule_cache__finish(struct rule_cache *c)
 {
-	struct rule_table_sum now;
-
 	rule_cache__wait(c);
-	if (c->dir >= 0 && c->table >= 0 && !sum_table(c->table, &now) && now.used &&
-	    (now.used != c->loaded.used || now.digest != c->loaded.digest))
+	if (c->dir >= 0 && c->table >= 0 && rules_stored(c->table))
 		save_rules(c);
 	if (c->table >= 0)
 		close(c->table);
@@ -221,5 +231,5 @@ void rule_cache__finish(struct rule_cache *c)
 
 uint64_t rule_cache__loaded(const struct rule_cache *c)
 {
-	return c->loaded.used;
+	return c->loaded;
 }

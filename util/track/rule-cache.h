@@ -20,27 +20,26 @@
  * the user whose trees wrote it, and only if memtrack's own user owns it,
  * alone may write it, and it has the size and header a table file has.
  */
-/* what a table holds: its rules (used slots), and a digest of them and of where they are */
-struct rule_table_sum {
-	uint64_t used, digest;
-};
-
 struct rule_cache {
 	int dir;		/* the cache directory, -1: none */
 	uid_t uid;
 	int table;		/* the shared table's memfd, our own descriptor */
 	pthread_t loader;
 	bool loading;
-	struct rule_table_sum loaded;	/* what the file held */
+	bool count;		/* the rules read are counted */
+	uint64_t loaded;	/* rules the file held, when counted */
 };
 
-/* reads the file into the table (fd, dup'd) on a thread of its own: the run need not wait */
-void rule_cache__start(struct rule_cache *c, int dir, uid_t uid, int table_fd);
+/*
+ * Reads the file into the table (fd, dup'd) on a thread of its own: the
+ * run need not wait.  count: the rules read are counted (-v).
+ */
+void rule_cache__start(struct rule_cache *c, int dir, uid_t uid, int table_fd, bool count);
 /* until the file is read into the table */
 void rule_cache__wait(struct rule_cache *c);
-/* writes the table back if the run changed it; closes */
+/* writes the table back if the run's shims added rules to it (shim-abi.h); closes */
 void rule_cache__finish(struct rule_cache *c);
-/* the rules read from the file (after finish: the loader is done) */
+/* the rules read from the file, when counted (after finish: the loader is done) */
 uint64_t rule_cache__loaded(const struct rule_cache *c);
 
 /* the rules in a shared table (its used slots), -1 when it cannot be read */

@@ -612,7 +612,7 @@ static int start_stack_stages(struct track_session *s)
 		if (cache < 0)
 			pr_debug("no cache of DWARF answers: %s\n", why);
 		rule_cache__start(&s->rules, cache, s->run_as.set ? s->run_as.uid : getuid(),
-				  shim_host__rules_fd(s->host));
+				  shim_host__rules_fd(s->host), verbose > 0);
 		symbolizer__set_cache_dir(s->sym, cache);
 		s->resolver = resolver__new(s->sym, s->stats);
 	}

@@ -179,7 +179,7 @@ static void create_cfi_rules(struct shim_host *h)
 	fd = memfd_create("memtrack-cfi-rules", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return;
-	if (ftruncate(fd, SHIM_RULES_SIZE) ||
+	if (ftruncate(fd, SHIM_RULES_MAP_SIZE) ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
 		close(fd);
 		return;
