@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A table file: a header page, then the table's 2 MiB at the same offsets
- * as in the memfd, its untouched pages left as holes.  Both are read and
- * written by extents (SEEK_DATA): a table a run touched a few pages of
- * costs those pages.
+ * as in the memfd, its untouched pages left as holes: it is written, and
+ * counted, by extents (SEEK_DATA), and copied whole into a run's table by
+ * the kernel.
  */
 #define _GNU_SOURCE
 #include <errno.h>
