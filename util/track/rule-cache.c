@@ -22,6 +22,7 @@
 #define HEADER_BYTES	4096
 #define CHUNK_BYTES	(64U << 10)
 #define RULES_MAGIC	"memtrack-cfi-rules 1\n"
+#define RULES_WORTH_KEEPING	2048	/* computed in a run: 2-4 ms, as much as the write */
 
 struct rules_header {
 	char magic[sizeof(RULES_MAGIC)];
@@ -159,6 +160,7 @@ static void *load_rules(void *arg)
 	name_thread("rule-cache");
 	if (fd < 0)
 		return NULL;
+	c->had_file = true;
 	/* the count is -v's alone: a second pass over the file, only then */
 	if (copy_table(fd, c->table) && c->count &&
 	    !for_each_extent(fd, HEADER_BYTES, SHIM_RULES_SIZE, count_extent, &n))
@@ -216,11 +218,19 @@ static uint64_t rules_stored(int table)
 	return pread(table, &tail, sizeof(tail), SHIM_RULES_SIZE) == sizeof(tail) ? tail.stored : 0;
 }
 
-/* written back when the run's shims added to it: most runs only read it */
+/*
+ * Written back when the run's shims computed rules and there was no file,
+ * or more rules than the writing costs to keep: a rule takes 0.7-1.8 us
+ * to compute, the table 2.6-3 ms to write.  The table keeps one rule a slot, and the runs of different
+ * programs evict each other's (a clang after a gcc computes hundreds
+ * again): written after every such run, it cost each of them the write.
+ */
 void rule_cache__finish(struct rule_cache *c)
 {
 	rule_cache__wait(c);
-	if (c->dir >= 0 && c->table >= 0 && rules_stored(c->table))
+	if (c->table >= 0)
+		c->stored = rules_stored(c->table);
+	if (c->dir >= 0 && c->stored && (!c->had_file || c->stored >= RULES_WORTH_KEEPING))
 		save_rules(c);
 	if (c->table >= 0)
 		close(c->table);
@@ -232,4 +242,9 @@ void rule_cache__finish(struct rule_cache *c)
 uint64_t rule_cache__loaded(const struct rule_cache *c)
 {
 	return c->loaded;
+}
+
+uint64_t rule_cache__stored(const struct rule_cache *c)
+{
+	return c->stored;
 }

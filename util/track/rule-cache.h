@@ -27,7 +27,9 @@ struct rule_cache {
 	pthread_t loader;
 	bool loading;
 	bool count;		/* the rules read are counted */
+	bool had_file;		/* one was read */
 	uint64_t loaded;	/* rules the file held, when counted */
+	uint64_t stored;	/* rules the run's shims computed and stored (at finish) */
 };
 
 /*
@@ -37,10 +39,16 @@ struct rule_cache {
 void rule_cache__start(struct rule_cache *c, int dir, uid_t uid, int table_fd, bool count);
 /* until the file is read into the table */
 void rule_cache__wait(struct rule_cache *c);
-/* writes the table back if the run's shims added rules to it (shim-abi.h); closes */
+/*
+ * Writes the table back if the run's shims computed rules (shim-abi.h's
+ * count) and there was no file, or enough of them to be worth the write;
+ * closes.
+ */
 void rule_cache__finish(struct rule_cache *c);
 /* the rules read from the file, when counted (after finish: the loader is done) */
 uint64_t rule_cache__loaded(const struct rule_cache *c);
+/* the rules the run's shims computed (after finish) */
+uint64_t rule_cache__stored(const struct rule_cache *c);
 
 /* the rules in a shared table (its used slots), -1 when it cannot be read */
 int64_t rule_table__count(int fd);

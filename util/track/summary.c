@@ -35,8 +35,9 @@ static void print_unwind_stats(struct track_session *s)
 		st.raw ? (double)st.frames / st.raw : 0.0, st.stacks);
 	if (s->cfi_rules >= 0)
 		fprintf(stderr, "memtrack track: the preload shims share %" PRId64
-			" CFI rules: %" PRIu64 " read from the runs before, the others each "
-			"computed in one process\n", s->cfi_rules, rule_cache__loaded(&s->rules));
+			" CFI rules: %" PRIu64 " read from the runs before, %" PRIu64
+			" computed in this one, each in one process\n", s->cfi_rules,
+			rule_cache__loaded(&s->rules), rule_cache__stored(&s->rules));
 }
 
 /* -v: how much DWARF the frames took, and how much of it earlier runs had kept */
