@@ -461,6 +461,26 @@ static void test_rule_slots(void)
 	CHECK(!rule_pack(&wide, key, &val), "a CFA offset past 24 bits is not shared");
 }
 
+/* a new rule takes the empty slot of its pair, or its own key's, else one by its key */
+static void test_slot_pairs(void)
+{
+	struct shim_rule_slot pair[2] = { { 0 } };
+	struct rule r = { .cfa_reg = DW_RSP, .cfa_off = 8, .ra_off = -8 }, out;
+	uint64_t a = 0x100000000ULL, b = 0x200000000ULL, c = a | 0x80, val;
+
+	CHECK(slot_for(pair, a) == &pair[0], "pairs: the first slot when both are empty");
+	pair[0].key = b;
+	CHECK(slot_for(pair, a) == &pair[1], "pairs: the other slot when one is another key's");
+	pair[1].key = a;
+	CHECK(slot_for(pair, a) == &pair[1], "pairs: its own key's slot");
+	CHECK(slot_for(pair, c) == &pair[1] && slot_for(pair, b | 0x100) == &pair[0],
+	      "pairs: both taken by others, one by the key");
+	CHECK(rule_pack(&r, a, &val), "pairs: packed");
+	pair[1].val = val;
+	CHECK(slot_rule(&pair[1], a, &out) && same_rule(&out, &r) && !slot_rule(&pair[0], a, &out),
+	      "pairs: found in the second slot");
+}
+
 /* walks through the shared table: the frames of the thread's own rules, garbage never a fault */
 static void test_shared_walks(void)
 {
@@ -625,6 +645,7 @@ int main(void)
 	test_cfi_tables();
 	test_main_stack();
 	test_rule_slots();
+	test_slot_pairs();
 	test_shared_walks();
 	test_thread_stacks();
 	test_switched_stacks();
