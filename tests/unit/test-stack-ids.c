@@ -153,6 +153,25 @@ static void stack_of(uint64_t seq, uint32_t *pid, uint64_t *ips)
 	ips[2] = 0;
 }
 
+/* the stacks of a process seen again after another's: its own ids, not new ones */
+/* not inlined: test_resolver_outer_frames names main + 8, which must stay main's own code */
+static __attribute__((noinline)) void test_ids_per_process(void)
+{
+	static const uint64_t ab[] = { 0xa0, 0xb0, 0 };
+	struct stages s;
+
+	stages_new(&s);
+	CHECK(!add(s.ids, 100, 1, ab) && !add(s.ids, 101, 2, ab) && !add(s.ids, 100, 3, ab) &&
+	      !add(s.ids, 101, 4, ab), "adds");
+	CHECK_U64(stack_ids__take(s.ids, 1), ID(1), "pid 100's stack");
+	CHECK_U64(stack_ids__take(s.ids, 2), ID(2), "pid 101's, the same ips");
+	CHECK_U64(stack_ids__take(s.ids, 3), ID(1), "pid 100's again, after 101's");
+	CHECK_U64(stack_ids__take(s.ids, 4), ID(2), "pid 101's again, after 100's");
+	stack_ids__close(s.ids);
+	CHECK(!resolver__finish(s.resolver), "finish");
+	stages_delete(&s);
+}
+
 static void test_take_waits(void)
 {
 	static struct taker k;
@@ -314,10 +333,10 @@ static void test_resolver_queue(void)
 
 	msgpack_sbuffer_init(&buf);
 	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-	/* as the trailer's two halves give them */
-	resolver__pack_names(r, &pk);
-	resolver__pack_stacks(r, &pk, 0, STACKS / 3);
-	resolver__pack_stacks(r, &pk, STACKS / 3, UINT64_MAX);
+	/* in three parts: every frame and stack in one of them, whatever the split */
+	resolver__pack_part(r, &pk, 0, 3);
+	resolver__pack_part(r, &pk, 1, 3);
+	resolver__pack_part(r, &pk, 2, 3);
 	count_packed(&buf, &c);
 	CHECK_U64(c.frames, FRAMES, "Frame records");
 	CHECK_U64(c.stacks, STACKS, "Stack records");
@@ -431,8 +450,9 @@ static void resolve_named(const struct mt_stack_record *recs, unsigned int n, bo
 	resolver__finish(r);
 	msgpack_sbuffer_init(&buf);
 	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-	resolver__pack_names(r, &pk);
-	resolver__pack_stacks(r, &pk, 0, UINT64_MAX);
+	/* as the trailer's two frames give them */
+	resolver__pack_part(r, &pk, 0, 2);
+	resolver__pack_part(r, &pk, 1, 2);
 	name_stacks(&buf, nm);
 	msgpack_sbuffer_destroy(&buf);
 	resolver__delete(r);
@@ -485,5 +505,6 @@ int main(void)
 	test_resolver_queue();
 	test_resolver_clamps();
 	test_resolver_outer_frames();
+	test_ids_per_process();
 	return test_done("test-stack-ids");
 }

@@ -601,13 +601,16 @@ static void pack_frames(struct resolver *r, msgpack_packer *pk, size_t from, siz
 			pack_frame(pk, &r->frames[i]);
 }
 
-void resolver__pack_names(struct resolver *r, msgpack_packer *pk)
+/* one Stack map per stack, of stacks [from, to) in the order they were resolved */
+static void pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to)
 {
-	size_t i;
+	uint64_t i;
 
-	for (i = 0; i < r->nmodules; i++)
-		pack_module(pk, &r->modules[i]);
-	pack_frames(r, pk, 0, r->frames_cap);
+	for (i = from; i < to && i < r->nstacks; i++) {
+		const struct stack_entry *st = &r->stacks[i];
+
+		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);
+	}
 }
 
 void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int part,
@@ -619,18 +622,7 @@ void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int pa
 		for (i = 0; i < r->nmodules; i++)
 			pack_module(pk, &r->modules[i]);
 	pack_frames(r, pk, r->frames_cap * part / parts, r->frames_cap * (part + 1) / parts);
-	resolver__pack_stacks(r, pk, r->nstacks * part / parts, r->nstacks * (part + 1) / parts);
-}
-
-void resolver__pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to)
-{
-	uint64_t i;
-
-	for (i = from; i < to && i < r->nstacks; i++) {
-		const struct stack_entry *st = &r->stacks[i];
-
-		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);
-	}
+	pack_stacks(r, pk, r->nstacks * part / parts, r->nstacks * (part + 1) / parts);
 }
 
 uint64_t resolver__stacks(struct resolver *r)

@@ -22,13 +22,10 @@ struct resolver *resolver__new(struct symbolizer *sym, struct pstats *stats);
 int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32_t len);
 /* resolves what is queued, and what waited for its process's mappings; joins */
 int resolver__finish(struct resolver *r);
-/* one Module map per module, then one Frame map per frame */
-void resolver__pack_names(struct resolver *r, msgpack_packer *pk);
-/* one Stack map per stack, of stacks [from, to) in the order they were resolved */
-void resolver__pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to);
 /*
- * Part part of parts of all that: the modules with part 0, then a share of
- * the frames and one of the stacks, each part about as much work to pack.
+ * Part part of parts of what was resolved: with part 0 a Module map per
+ * module, then a Frame map per frame and a Stack map per stack of its
+ * share, each part about as much work to pack.
  */
 void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int part,
 			 unsigned int parts);
