@@ -81,10 +81,31 @@ static ino_t inode_of(const char *name)
 	return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) ? 0 : st.st_ino;
 }
 
+/*
+ * A run whose shims, once the file is read, put `to` in slot i and count n
+ * rules computed; the rules it read, and in *counted those it counted.
+ */
+static uint64_t run_storing(size_t i, struct shim_rule_slot to, uint64_t n, uint64_t *counted)
+{
+	struct shim_rule_slot *t;
+	int fd = new_table(&t);
+	struct rule_cache c;
+
+	rule_cache__start(&c, dir, UID, fd, true);
+	rule_cache__wait(&c);
+	t[i] = to;
+	stored(t, n);
+	rule_cache__finish(&c);
+	if (counted)
+		*counted = rule_cache__stored(&c);
+	drop_table(fd, t);
+	return rule_cache__loaded(&c);
+}
+
 static void test_round_trip(void)
 {
-	struct shim_rule_slot *a, *b;
-	struct rule_cache c;
+	struct shim_rule_slot *a, *b, replaced = { 0x1002, 0xabc2 ^ 1 };
+	uint64_t counted = 0;
 	int ta = new_table(&a), tb = new_table(&b);
 	struct stat st;
 	ino_t ino;
@@ -102,48 +123,24 @@ static void test_round_trip(void)
 	CHECK(inode_of("cfi-rules.4242") == ino, "unchanged: not written again");
 	drop_table(tb, b);
 	/* a rule a shim adds once the file is read */
-	tb = new_table(&b);
-	rule_cache__start(&c, dir, UID, tb, true);
-	rule_cache__wait(&c);
-	b[SLOTS - 300].key = 7;
-	b[SLOTS - 300].val = 8;
-	stored(b, MANY);
-	rule_cache__finish(&c);
-	CHECK_U64(rule_cache__loaded(&c), sizeof(some) / sizeof(*some), "third run: read");
+	CHECK_U64(run_storing(SLOTS - 300, (struct shim_rule_slot){ 7, 8 }, MANY, NULL),
+		  sizeof(some) / sizeof(*some), "third run: read");
 	CHECK(inode_of("cfi-rules.4242") != ino, "a rule added: written again");
-	drop_table(tb, b);
 	tb = new_table(&b);
 	CHECK_U64(run(UID, tb), sizeof(some) / sizeof(*some) + 1, "fourth run: the added rule too");
 	CHECK(b[SLOTS - 300].key == 7 && b[SLOTS - 300].val == 8, "fourth run: in its slot");
 	drop_table(tb, b);
 	/* a rule in the place of another: as many, but not the same */
-	tb = new_table(&b);
-	rule_cache__start(&c, dir, UID, tb, true);
-	rule_cache__wait(&c);
 	ino = inode_of("cfi-rules.4242");
-	b[some[2]].val ^= 1;
-	stored(b, 1);
-	rule_cache__finish(&c);
+	run_storing(some[2], replaced, 1, NULL);
 	CHECK(inode_of("cfi-rules.4242") == ino, "a rule replaced, a few computed: not written");
-	drop_table(tb, b);
-	tb = new_table(&b);
-	rule_cache__start(&c, dir, UID, tb, true);
-	rule_cache__wait(&c);
-	b[some[2]].val ^= 1;
-	stored(b, MANY);
-	rule_cache__finish(&c);
+	run_storing(some[2], replaced, MANY, &counted);
 	CHECK(inode_of("cfi-rules.4242") != ino, "a rule replaced, many computed: written again");
-	CHECK_U64(rule_cache__stored(&c), MANY, "the rules computed, counted");
-	drop_table(tb, b);
+	CHECK_U64(counted, MANY, "the rules computed, counted");
 	/* slots rewritten, and no rule stored: not written */
-	tb = new_table(&b);
-	rule_cache__start(&c, dir, UID, tb, true);
-	rule_cache__wait(&c);
 	ino = inode_of("cfi-rules.4242");
-	b[some[3]].val ^= 1;
-	rule_cache__finish(&c);
+	run_storing(some[3], (struct shim_rule_slot){ 0x1003, 0xabc3 ^ 1 }, 0, NULL);
 	CHECK(inode_of("cfi-rules.4242") == ino, "slots rewritten, none stored: not written");
-	drop_table(tb, b);
 	tb = new_table(&b);
 	CHECK_U64(run(UID + 1, tb), 0, "another user's runs: not read");
 	CHECK(b[0].key == 0, "another user's runs: the table left empty");
