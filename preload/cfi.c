@@ -823,7 +823,7 @@ static bool rule_unpack(uint64_t val, uint64_t key, struct rule *r)
  * pc's two slots in the run's shared rules (a pair in one cache line) and
  * its key there; NULL when not shared.  Two ways, not one: the rules of a
  * tree's programs, kept from run to run, evicted each other (a clang after
- * a gcc computed 494 of its rules again, the gcc 713).
+ * a gcc computed 494 of its rules again, the gcc 713, on a table of 25,608).
  */
 static struct shim_rule_slot *shared_slots(const struct module *m, uintptr_t pc, uint64_t *key)
 {
