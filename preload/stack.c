@@ -311,15 +311,28 @@ static uint32_t fp_walk(const struct shim_span *stack, const struct shim_caller 
 	return nr;
 }
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* four independent chains: a deep stack's hash is not one multiply per frame in a row */
 static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	uint32_t i;
+	uint64_t h0 = 0xcbf29ce484222325ULL, h1 = 0x84222325cbf29ce4ULL;
+	uint64_t h2 = 0x9e3779b97f4a7c15ULL, h3 = 0x7f4a7c159e3779b9ULL, h;
+	uint32_t i = 0;
 
-	for (i = 0; i < nr; i++) {
-		h = (h ^ ips[i]) * 0x100000001b3ULL;
-		h ^= h >> 29;
+	for (; i + 4 <= nr; i += 4) {
+		h0 = mix(h0, ips[i]);
+		h1 = mix(h1, ips[i + 1]);
+		h2 = mix(h2, ips[i + 2]);
+		h3 = mix(h3, ips[i + 3]);
 	}
+	for (; i < nr; i++)
+		h0 = mix(h0, ips[i]);
+	h = mix(mix(mix(h0, h1), h2), h3);
 	return h ? h : 1;
 }
 
@@ -440,7 +453,6 @@ static uint32_t walk(const struct shim_caller *c, uint64_t *ips)
 uint32_t shim_stack_id(struct shim_thread *t, const struct shim_caller *c)
 {
 	uint32_t nr, id = 0;
-
 
 	if (shim_call_graph == MT_CALL_GRAPH_NO || t->unwinding)
 		return 0;
