@@ -22,7 +22,11 @@
 #include "util/usage.h"
 #include "util/util.h"
 
-#define DEFAULT_EVENTS_RING	(8ULL << 20)
+/*
+ * The kernel makes every page of a ring when memtrack starts, in every
+ * run's fixed cost: 2M holds 32,768 events (design.md, "Rings").
+ */
+#define DEFAULT_EVENTS_RING	(2ULL << 20)
 #define DEFAULT_STACKS_RING	(8ULL << 20)
 #define DEFAULT_HEAP_RING	(1ULL << 20)
 /* util/symbol/unwind.c unwinds x86-64 stacks; elsewhere frame pointers are what there is */
