@@ -354,6 +354,23 @@ static int candidates_offset(const struct btf_raw *b, const __u32 *ids,
 	return err;
 }
 
+__u32 kernel_offsets__layout(void)
+{
+	__u32 h = 0x811c9dc5 ^ sizeof(struct mt_kernel_offsets);
+	const char *p;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		for (p = fields[i].type; *p; p++)
+			h = (h ^ (unsigned char)*p) * 0x01000193;
+		h = (h ^ '.') * 0x01000193;
+		for (p = fields[i].member; *p; p++)
+			h = (h ^ (unsigned char)*p) * 0x01000193;
+		h = (h ^ (fields[i].size << 16 | fields[i].off)) * 0x01000193;
+	}
+	return h;
+}
+
 int kernel_offsets__resolve(const void *raw, size_t size, struct mt_kernel_offsets *ko)
 {
 	__u32 ids[ARRAY_SIZE(fields)][MAX_CANDIDATES] = { { 0 } };

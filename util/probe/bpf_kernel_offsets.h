@@ -12,5 +12,7 @@
 int kernel_offsets__resolve(const void *raw, size_t size, struct mt_kernel_offsets *ko);
 /* the same from the running kernel's BTF */
 int kernel_offsets__read(struct mt_kernel_offsets *ko);
+/* a hash of the fields read (names, sizes, places): offsets kept by another memtrack differ */
+__u32 kernel_offsets__layout(void);
 
 #endif

@@ -20,6 +20,7 @@
 #include "bpf/memtrack.skel.h"
 #include "util/probe/bpf_kernel_offsets.h"
 #include "util/probe/bpf_load.h"
+#include "util/probe/bpf_offsets_cache.h"
 #include "util/probe/bpf_track.h"
 #include "util/probe/bpf_probes.h"
 #include "util/probe/link-closer.h"
@@ -217,7 +218,7 @@ static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 	if (!err && !(probes = memtrack_bpf__open()))
 		err = -errno;
 	if (!err)
-		err = kernel_offsets__read((struct mt_kernel_offsets *)&skel->rodata->koff);
+		err = kernel_offsets__read_cached((struct mt_kernel_offsets *)&skel->rodata->koff);
 	if (!err) {
 		set_rodata(skel, opts);
 		bpf_program__set_autoattach(skel->progs.learn_pidns, false);
