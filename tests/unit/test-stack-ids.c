@@ -313,6 +313,7 @@ static void test_resolver_queue(void)
 	msgpack_sbuffer buf;
 	msgpack_packer pk;
 	unsigned int i, failed = 0;
+	size_t sizes[3];
 
 	CHECK(r != NULL && c.seen, "resolver__new");
 	if (!r || !c.seen)
@@ -333,10 +334,16 @@ static void test_resolver_queue(void)
 
 	msgpack_sbuffer_init(&buf);
 	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-	/* in three parts: every frame and stack in one of them, whatever the split */
-	resolver__pack_part(r, &pk, 0, 3);
-	resolver__pack_part(r, &pk, 1, 3);
-	resolver__pack_part(r, &pk, 2, 3);
+	/* in three parts: every frame and stack in one of them, each part a share */
+	for (i = 0; i < 3; i++) {
+		size_t before = buf.size;
+
+		resolver__pack_part(r, &pk, i, 3);
+		sizes[i] = buf.size - before;
+	}
+	for (i = 0; i < 3; i++)
+		CHECK(sizes[i] > buf.size / 6 && sizes[i] < buf.size / 2,
+		      "part %u of 3: %zu of %zu bytes", i, sizes[i], buf.size);
 	count_packed(&buf, &c);
 	CHECK_U64(c.frames, FRAMES, "Frame records");
 	CHECK_U64(c.stacks, STACKS, "Stack records");

@@ -25,6 +25,7 @@
 #define WAKE_AT		64
 #define LINGER_NS	(5 * NSEC_PER_MSEC)
 #define IPS_MAX		(1U << 20)	/* addresses kept, 64 MiB with their index: then forgotten at once */
+#define MARK_RECORDS	256	/* records between two places the trailer may be cut at */
 
 struct frame_entry {
 	struct sym_frame f;
@@ -102,12 +103,23 @@ struct resolver {
 	struct u64_map ip_index;	/* ip_key() -> ips[] index */
 	struct last_stack last;
 
+	/*
+	 * The Frame and Stack records, packed as they are made, on this
+	 * thread: the trailer and the side records copy them, and the end of
+	 * a run does not pack them (a clang's 28,000 took 3 ms of its end).
+	 * marks[] are where a record began, every MARK_RECORDS of them.
+	 */
+	msgpack_sbuffer packed;
+	msgpack_packer packer;
+	size_t *marks;
+	size_t nmarks, marks_cap, nrecords;
+	int pack_err;
+
 	/* side records: what the last flush packed */
 	void (*flush)(void *ctx, resolver_pack_fn *pack, void *pack_arg);
 	void *flush_ctx;
 	uint64_t flushed_ns;
-	uint64_t flushed_frames;	/* frame ids up to this one */
-	size_t flushed_stacks, flushed_modules;
+	size_t flushed_bytes, flushed_modules;
 };
 
 /*
@@ -183,6 +195,71 @@ static uint64_t module_ip(struct resolver *r, const struct sym_map_info *m, uint
 	return first->start + (foff - first->pgoff);
 }
 
+static const char *known(const char *s)
+{
+	return s && strcmp(s, SYM_UNKNOWN) ? s : NULL;
+}
+
+static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
+{
+	struct frame_record rec = {
+		.id = f->id, .ip = f->ip, .offset = f->f.offset,
+		.module = known(f->f.module), .symbol = known(f->f.symbol),
+		.file = f->f.file, .line = f->f.line, .inlined = f->f.inlined,
+	};
+
+	pack_frame_record(pk, &rec);
+}
+
+/* a record is about to be packed: every MARK_RECORDS, where it begins is kept */
+static void mark_record(struct resolver *r)
+{
+	if (r->nrecords++ % MARK_RECORDS)
+		return;
+	if (grow_array((void **)&r->marks, &r->marks_cap, r->nmarks + 1, sizeof(*r->marks))) {
+		r->pack_err = -ENOMEM;
+		return;
+	}
+	r->marks[r->nmarks++] = r->packed.size;
+}
+
+/* a write that fails leaves a record cut, and the trailer unreadable: said at the end */
+static int packed_write(void *data, const char *buf, size_t len)
+{
+	struct resolver *r = data;
+
+	if (r->pack_err || msgpack_sbuffer_write(&r->packed, buf, len)) {
+		r->pack_err = -ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* a record cut by a failed write is taken back whole */
+static void end_record(struct resolver *r, size_t start)
+{
+	if (r->pack_err && r->packed.size > start)
+		r->packed.size = start;
+}
+
+static void pack_new_frame(struct resolver *r, const struct frame_entry *f)
+{
+	size_t start = r->packed.size;
+
+	mark_record(r);
+	pack_frame(&r->packer, f);
+	end_record(r, start);
+}
+
+static void pack_new_stack(struct resolver *r, const struct stack_entry *st)
+{
+	size_t start = r->packed.size;
+
+	mark_record(r);
+	pack_stack_record(&r->packer, st->id, st->pid, &r->frame_ids[st->first], st->nr);
+	end_record(r, start);
+}
+
 /* the id of a frame, a new one the first time it is seen */
 static uint64_t frame_id(struct resolver *r, const struct sym_frame *f, uint64_t ip)
 {
@@ -195,6 +272,7 @@ static uint64_t frame_id(struct resolver *r, const struct sym_frame *f, uint64_t
 		if (same_frame(&r->frames[i], f))
 			return r->frames[i].id;
 	r->frames[i] = (struct frame_entry){ .f = *f, .ip = ip, .id = ++r->nframes };
+	pack_new_frame(r, &r->frames[i]);
 	return r->frames[i].id;
 }
 
@@ -355,6 +433,7 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 	st->pid = rec->pid;
 	st->nr = r->nframe_ids - first;
 	st->first = first;
+	pack_new_stack(r, st);
 	return 0;
 }
 
@@ -391,22 +470,6 @@ static void resolve_batch(struct resolver *r, struct mt_stack_record *batch, uns
 }
 
 /* what the symbolizer does not know is left out: report names the frame module+0xoffset */
-static const char *known(const char *s)
-{
-	return s && strcmp(s, SYM_UNKNOWN) ? s : NULL;
-}
-
-static void pack_frame(msgpack_packer *pk, const struct frame_entry *f)
-{
-	struct frame_record rec = {
-		.id = f->id, .ip = f->ip, .offset = f->f.offset,
-		.module = known(f->f.module), .symbol = known(f->f.symbol),
-		.file = f->f.file, .line = f->f.line, .inlined = f->f.inlined,
-	};
-
-	pack_frame_record(pk, &rec);
-}
-
 static void pack_module(msgpack_packer *pk, const struct module_entry *e)
 {
 	struct module_record rec = {
@@ -417,7 +480,14 @@ static void pack_module(msgpack_packer *pk, const struct module_entry *e)
 	pack_module_record(pk, &rec);
 }
 
-/* the frames and stacks resolved since the last flush */
+/* raw msgpack bytes: records packed already */
+static void put_packed(msgpack_packer *pk, const char *p, size_t len)
+{
+	if (len)
+		pk->callback(pk->data, p, len);
+}
+
+/* the modules, frames and stacks resolved since the last flush */
 static void pack_new(msgpack_packer *pk, void *arg)
 {
 	struct resolver *r = arg;
@@ -425,26 +495,19 @@ static void pack_new(msgpack_packer *pk, void *arg)
 
 	for (i = r->flushed_modules; i < r->nmodules; i++)
 		pack_module(pk, &r->modules[i]);
-	for (i = 0; i < r->frames_cap; i++)
-		if (r->frames[i].id > r->flushed_frames)
-			pack_frame(pk, &r->frames[i]);
-	for (i = r->flushed_stacks; i < r->nstacks; i++) {
-		const struct stack_entry *st = &r->stacks[i];
-
-		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);
-	}
+	put_packed(pk, r->packed.data + r->flushed_bytes, r->packed.size - r->flushed_bytes);
 }
 
 static void flush_if_due(struct resolver *r)
 {
 	uint64_t now = now_ns();
 
-	if (!r->flush || r->nstacks == r->flushed_stacks || now - r->flushed_ns < FLUSH_NS)
+	if (!r->flush || r->pack_err || r->packed.size == r->flushed_bytes ||
+	    now - r->flushed_ns < FLUSH_NS)
 		return;
 	r->flush(r->flush_ctx, pack_new, r);
 	r->flushed_ns = now;
-	r->flushed_frames = r->nframes;
-	r->flushed_stacks = r->nstacks;
+	r->flushed_bytes = r->packed.size;
 	r->flushed_modules = r->nmodules;
 }
 
@@ -543,6 +606,8 @@ struct resolver *resolver__new(struct symbolizer *sym, struct pstats *stats)
 		return NULL;
 	r->sym = sym;
 	r->stats = stats;
+	msgpack_sbuffer_init(&r->packed);
+	msgpack_packer_init(&r->packer, r, packed_write);
 	r->queue = malloc(QUEUE_SLOTS * sizeof(*r->queue));
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -591,38 +656,45 @@ int resolver__finish(struct resolver *r)
 	return 0;
 }
 
-/* the frames of slots [from, to) of the table */
-static void pack_frames(struct resolver *r, msgpack_packer *pk, size_t from, size_t to)
+/* where part k of parts begins: the mark nearest its share of the bytes */
+static size_t part_start(const struct resolver *r, unsigned int k, unsigned int parts)
 {
-	size_t i;
+	size_t want = r->packed.size / parts * k, lo = 0, hi = r->nmarks;
 
-	for (i = from; i < to && i < r->frames_cap; i++)
-		if (r->frames[i].id)
-			pack_frame(pk, &r->frames[i]);
-}
+	if (!k || !r->nmarks)
+		return k == parts ? r->packed.size : 0;
+	if (k == parts)
+		return r->packed.size;
+	/* the first mark at or past want, or the last one */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
 
-/* one Stack map per stack, of stacks [from, to) in the order they were resolved */
-static void pack_stacks(struct resolver *r, msgpack_packer *pk, uint64_t from, uint64_t to)
-{
-	uint64_t i;
-
-	for (i = from; i < to && i < r->nstacks; i++) {
-		const struct stack_entry *st = &r->stacks[i];
-
-		pack_stack_record(pk, st->id, st->pid, &r->frame_ids[st->first], st->nr);
+		if (r->marks[mid] < want)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo == r->nmarks)
+		lo--;
+	if (lo && want - r->marks[lo - 1] < r->marks[lo] - want)
+		lo--;
+	return r->marks[lo];
 }
 
 void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int part,
 			 unsigned int parts)
 {
-	size_t i;
+	size_t i, from = part_start(r, part, parts), to = part_start(r, part + 1, parts);
 
 	if (!part)
 		for (i = 0; i < r->nmodules; i++)
 			pack_module(pk, &r->modules[i]);
-	pack_frames(r, pk, r->frames_cap * part / parts, r->frames_cap * (part + 1) / parts);
-	pack_stacks(r, pk, r->nstacks * part / parts, r->nstacks * (part + 1) / parts);
+	put_packed(pk, r->packed.data + from, to - from);
+}
+
+int resolver__pack_error(const struct resolver *r)
+{
+	return r->pack_err;
 }
 
 uint64_t resolver__stacks(struct resolver *r)
@@ -641,6 +713,8 @@ void resolver__delete(struct resolver *r)
 		return;
 	free(r->queue);
 	free(r->deferred);
+	msgpack_sbuffer_destroy(&r->packed);
+	free(r->marks);
 	free(r->frames);
 	free(r->stacks);
 	free(r->frame_ids);

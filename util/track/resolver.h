@@ -24,11 +24,13 @@ int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32
 int resolver__finish(struct resolver *r);
 /*
  * Part part of parts of what was resolved: with part 0 a Module map per
- * module, then a Frame map per frame and a Stack map per stack of its
- * share, each part about as much work to pack.
+ * module, then the Frame and Stack maps of its share of the bytes, packed
+ * as they were resolved (a frame before the first stack that has it).
  */
 void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int part,
 			 unsigned int parts);
+/* -ENOMEM when a record could not be packed: the trailer would lack it; else 0 */
+int resolver__pack_error(const struct resolver *r);
 
 /*
  * Every second or so, the resolver thread hands what it resolved since the

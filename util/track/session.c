@@ -790,6 +790,9 @@ static int finish_pipeline(struct track_session *s)
 	add_unpublished_stacks(s);
 	if (!ret)
 		ret = encoder__append_records(s->enc, pack_trailer_first, s, pack_trailer_last, s);
+	/* what was packed is written all the same: the frames it names */
+	if (!ret && s->resolver)
+		ret = resolver__pack_error(s->resolver);
 	if (ret)
 		error("cannot write artifact '%s': %s", s->artifact_path, strerror(-ret));
 	/* no fsync, as perf record: 1-2 ms a run on this disk, more for a big artifact */
