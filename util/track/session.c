@@ -699,11 +699,11 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 }
 
 /*
- * The trailer in two frames packed at once, each with half the frames and
- * half the stacks, the modules in the first, Meta and the processes in
- * the last: report reads the last frame first for the processes'
- * lifetimes, and a file cut between the two frames has no Meta, so its
- * trailer reads as missing, as a cut one-frame trailer did.
+ * The trailer in two frames compressed at once, each with about half of
+ * the Frame and Stack records, the modules in the first, Meta and the
+ * processes in the last: report reads the last frame first for the
+ * processes' lifetimes, and a file cut between the two frames has no
+ * Meta, so its trailer reads as missing, as a cut one-frame trailer did.
  */
 static void pack_trailer_first(msgpack_packer *pk, void *arg)
 {
