@@ -577,12 +577,19 @@ static void save(const struct dwarf_cache *c)
 		unlinkat(c->dir, tmp, 0);
 }
 
+void dwarf_cache__save(struct dwarf_cache *c)
+{
+	if (!c || !c->dirty)
+		return;
+	save(c);
+	c->dirty = false;
+}
+
 void dwarf_cache__close(struct dwarf_cache *c)
 {
 	if (!c)
 		return;
-	if (c->dirty)
-		save(c);
+	dwarf_cache__save(c);
 	forget(c);
 	u64_map__exit(&c->by_addr);
 	free(c->entries);

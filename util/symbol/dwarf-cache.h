@@ -57,7 +57,9 @@ bool dwarf_cache__hashed(const struct dwarf_cache *c);
 /* how many addresses the file held when opened (0: none, or it was refused) */
 size_t dwarf_cache__loaded(const struct dwarf_cache *c);
 
-/* writes the file anew if addresses were added, then frees the cache */
+/* writes the file anew if addresses were added since it was read or written */
+void dwarf_cache__save(struct dwarf_cache *c);
+/* saves, then frees the cache */
 void dwarf_cache__close(struct dwarf_cache *c);
 
 #endif

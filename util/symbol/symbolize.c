@@ -336,6 +336,14 @@ void symbolizer__delete(struct symbolizer *s)
 	free(s);
 }
 
+void symbolizer__save_caches(struct symbolizer *s)
+{
+	struct sym_module *mod;
+
+	for (mod = s ? s->modules : NULL; mod; mod = mod->next)
+		dwarf_cache__save(mod->dcache);
+}
+
 void symbolizer__set_cache_dir(struct symbolizer *s, int dir)
 {
 	if (s->cache_dir >= 0)

@@ -105,6 +105,8 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dirs);
  * now owns; -1: none (the default).  Before the first resolve.
  */
 void symbolizer__set_cache_dir(struct symbolizer *s, int dir);
+/* writes what each module's DWARF cache learned (symbolizer__delete() does too) */
+void symbolizer__save_caches(struct symbolizer *s);
 /* adds one executable mapping to pid's set (overlapping ones are replaced) */
 int symbolizer__add_mapping(struct symbolizer *s, pid_t pid,
 			    const struct sym_mapping *m);
