@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "check.h"
 #include "util/track/resolver.h"
@@ -310,14 +311,19 @@ static void test_resolver_queue(void)
 	struct packed_counts c = { .seen = calloc(STACKS + 1, 1) };
 	struct symbolizer *sym = symbolizer__new();
 	struct resolver *r = sym ? resolver__new(sym, NULL) : NULL;
+	ZSTD_CCtx *zc = ZSTD_createCCtx();
 	msgpack_sbuffer buf;
 	msgpack_packer pk;
 	unsigned int i, failed = 0;
-	size_t sizes[3];
+	const void *frame;
+	size_t len, got;
+	char *plain;
 
-	CHECK(r != NULL && c.seen, "resolver__new");
-	if (!r || !c.seen)
+	CHECK(r != NULL && c.seen && zc, "resolver__new");
+	if (!r || !c.seen || !zc)
 		return;
+	ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
+	resolver__compress_with(r, zc);
 	for (i = 1; i <= STACKS; i++) {
 		rec.id = i;
 		rec.ips[0] = 0x9000 + i % FRAMES;
@@ -334,20 +340,20 @@ static void test_resolver_queue(void)
 
 	msgpack_sbuffer_init(&buf);
 	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-	/* in three parts: every frame and stack in one of them, each part a share */
-	for (i = 0; i < 3; i++) {
-		size_t before = buf.size;
-
-		resolver__pack_part(r, &pk, i, 3);
-		sizes[i] = buf.size - before;
-	}
-	for (i = 0; i < 3; i++)
-		CHECK(sizes[i] > buf.size / 6 && sizes[i] < buf.size / 2,
-		      "part %u of 3: %zu of %zu bytes", i, sizes[i], buf.size);
+	resolver__pack_records(r, &pk);
 	count_packed(&buf, &c);
 	CHECK_U64(c.frames, FRAMES, "Frame records");
 	CHECK_U64(c.stacks, STACKS, "Stack records");
 	CHECK_U64(c.bad_stacks, 0, "each id once, two frames each");
+	/* compressed as the records came, more than one chunk of them: the same bytes */
+	CHECK(buf.size > (128 << 10), "%zu bytes of records: more than a chunk", buf.size);
+	frame = resolver__trailer_frame(r, &len);
+	plain = malloc(buf.size + 1);
+	got = frame && plain ? ZSTD_decompress(plain, buf.size + 1, frame, len) : 0;
+	CHECK(frame && !ZSTD_isError(got) && got == buf.size && !memcmp(plain, buf.data, got),
+	      "the trailer's frame: one zstd frame of the records (%zu bytes in %zu)", got, len);
+	CHECK(!resolver__pack_error(r), "no record lost");
+	free(plain);
 	msgpack_sbuffer_destroy(&buf);
 	resolver__delete(r);
 	symbolizer__delete(sym);
@@ -457,9 +463,7 @@ static void resolve_named(const struct mt_stack_record *recs, unsigned int n, bo
 	resolver__finish(r);
 	msgpack_sbuffer_init(&buf);
 	msgpack_packer_init(&pk, &buf, msgpack_sbuffer_write);
-	/* as the trailer's two frames give them */
-	resolver__pack_part(r, &pk, 0, 2);
-	resolver__pack_part(r, &pk, 1, 2);
+	resolver__pack_records(r, &pk);
 	name_stacks(&buf, nm);
 	msgpack_sbuffer_destroy(&buf);
 	resolver__delete(r);

@@ -4,6 +4,7 @@
 
 #include <linux/types.h>
 #include <msgpack.h>
+#include <zstd.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,6 +52,10 @@ int encoder__flush_older(struct encoder *enc, uint64_t max_age_ns);
 /* waits for every window to be written; no more events after this */
 int encoder__drain(struct encoder *enc);
 typedef void encoder_pack_fn(msgpack_packer *pk, void *arg);
+/* a compressor set as the encoder's own: level, checksum; NULL when out of memory */
+ZSTD_CCtx *encoder__new_cctx(const struct encoder *enc);
+/* appends a zstd frame compressed elsewhere (encoder__new_cctx()); after encoder__drain() */
+int encoder__append_frame(struct encoder *enc, const void *z, size_t zsize);
 
 /*
  * Appends a frame of records built by first(), then, if second is not

@@ -3,6 +3,7 @@
 #define MEMTRACK_RESOLVER_H
 
 #include <msgpack.h>
+#include <zstd.h>
 #include <stdint.h>
 
 #include "bpf/memtrack.h"
@@ -23,13 +24,17 @@ int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32
 /* resolves what is queued, and what waited for its process's mappings; joins */
 int resolver__finish(struct resolver *r);
 /*
- * Part part of parts of what was resolved: with part 0 a Module map per
- * module, then the Frame and Stack maps of its share of the bytes, packed
- * as they were resolved (a frame before the first stack that has it).
+ * The trailer's Module, Frame and Stack records are packed as they are
+ * made and compressed as they go (set before the first push: the resolver
+ * owns zc from then on, encoder__new_cctx()), into one zstd frame that
+ * resolver__trailer_frame() ends, after resolver__finish(); NULL when a
+ * record could not be packed or compressed, or without zc.
  */
-void resolver__pack_part(struct resolver *r, msgpack_packer *pk, unsigned int part,
-			 unsigned int parts);
-/* -ENOMEM when a record could not be packed: the trailer would lack it; else 0 */
+void resolver__compress_with(struct resolver *r, ZSTD_CCtx *zc);
+const void *resolver__trailer_frame(struct resolver *r, size_t *len);
+/* the same records, not compressed, as maps: a Module map per module, then Frame and Stack maps */
+void resolver__pack_records(struct resolver *r, msgpack_packer *pk);
+/* -ENOMEM or -EIO when a record could not be packed or compressed; else 0 */
 int resolver__pack_error(const struct resolver *r);
 
 /*

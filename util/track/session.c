@@ -654,8 +654,14 @@ static int start_pipeline(struct track_session *s)
 	s->enc = encoder__new(&eo);
 	if (!s->enc)
 		return fatal("cannot start the encoder: out of memory");
-	if (s->resolver)
+	if (s->resolver) {
+		ZSTD_CCtx *zc = encoder__new_cctx(s->enc);
+
+		if (!zc)
+			return fatal("cannot start the encoder: out of memory");
+		resolver__compress_with(s->resolver, zc);
 		resolver__set_flush(s->resolver, write_side_records, s);
+	}
 	err = start_poller(s, &s->events, MT_RING_EVENTS, session__on_event_record,
 			   on_events_tick, 0);
 	if (err)
@@ -698,29 +704,32 @@ static void pack_meta(msgpack_packer *pk, const struct track_session *s)
 	artifact__pack_meta(pk, &run);
 }
 
-/*
- * The trailer in two frames compressed at once, each with about half of
- * the Frame and Stack records, the modules in the first, Meta and the
- * processes in the last: report reads the last frame first for the
- * processes' lifetimes, and a file cut between the two frames has no
- * Meta, so its trailer reads as missing, as a cut one-frame trailer did.
- */
-static void pack_trailer_first(msgpack_packer *pk, void *arg)
-{
-	struct track_session *s = arg;
-
-	if (s->resolver)
-		resolver__pack_part(s->resolver, pk, 0, 2);
-}
-
 static void pack_trailer_last(msgpack_packer *pk, void *arg)
 {
 	struct track_session *s = arg;
 
 	pack_meta(pk, s);
 	proc_table__pack(&s->procs, pk);
+}
+
+/*
+ * The trailer in two frames: the resolver's records, compressed as the run
+ * went, then Meta and the processes: report reads the last frame first
+ * for the processes' lifetimes, and a file cut between the two frames has
+ * no Meta, so its trailer reads as missing, as a cut one-frame trailer
+ * did.  Records the resolver could not pack leave the first frame out.
+ */
+static int write_trailer(struct track_session *s)
+{
+	const void *records = NULL;
+	size_t len = 0;
+	int err;
+
 	if (s->resolver)
-		resolver__pack_part(s->resolver, pk, 1, 2);
+		records = resolver__trailer_frame(s->resolver, &len);
+	if (records && len && (err = encoder__append_frame(s->enc, records, len)))
+		return err;
+	return encoder__append_records(s->enc, pack_trailer_last, s, NULL, NULL);
 }
 
 /* events whose stack copy never reached the unwinder got none: lost stacks too */
@@ -789,8 +798,7 @@ static int finish_pipeline(struct track_session *s)
 	stop_backlog_sampler(s);
 	add_unpublished_stacks(s);
 	if (!ret)
-		ret = encoder__append_records(s->enc, pack_trailer_first, s, pack_trailer_last, s);
-	/* what was packed is written all the same: the frames it names */
+		ret = write_trailer(s);
 	if (!ret && s->resolver)
 		ret = resolver__pack_error(s->resolver);
 	if (ret)
