@@ -169,6 +169,7 @@ static int rehash_frames(struct resolver *r)
 	return 0;
 }
 
+/* what the symbolizer does not know is left out: report names the frame module+0xoffset */
 static const char *known(const char *s)
 {
 	return s && strcmp(s, SYM_UNKNOWN) ? s : NULL;
@@ -478,7 +479,6 @@ static void resolve_batch(struct resolver *r, struct mt_stack_record *batch, uns
 	pstats__resolve(r->stats, t0, now_ns(), n);
 }
 
-/* what the symbolizer does not know is left out: report names the frame module+0xoffset */
 /* raw msgpack bytes: records packed already */
 static void put_packed(msgpack_packer *pk, const char *p, size_t len)
 {
