@@ -24,9 +24,11 @@
 
 /*
  * The kernel makes every page of a ring when memtrack starts, in every
- * run's fixed cost: 2M holds 32,768 events (design.md, "Rings").
+ * run's fixed cost: 2M holds 32,768 events, the BPF processes' own room
+ * when the shim serves the rest (design.md, "Rings").
  */
 #define DEFAULT_EVENTS_RING	(2ULL << 20)
+#define BPF_EVENTS_RING		(8ULL << 20)
 #define DEFAULT_STACKS_RING	(8ULL << 20)
 #define DEFAULT_HEAP_RING	(1ULL << 20)
 /* util/symbol/unwind.c unwinds x86-64 stacks; elsewhere frame pointers are what there is */
@@ -45,7 +47,7 @@ static const char *const track_usage[] = {
 
 static struct track_opts opts = {
 	.output_dir = ".",
-	.ring_size = { DEFAULT_EVENTS_RING, DEFAULT_STACKS_RING },
+	.ring_size = { 0, DEFAULT_STACKS_RING },	/* events: by the backend */
 	.heap_ring_size = DEFAULT_HEAP_RING,
 	.poll_ms = 1,
 	.watermark_pct = 75,
@@ -201,6 +203,9 @@ static int validate_options(struct track_session *s)
 	if (mode < 0 || parse_backend(s))
 		return -1;
 	s->call_graph = mode;
+	if (!opts.ring_size[MT_RING_EVENTS])
+		opts.ring_size[MT_RING_EVENTS] = s->backend == BACKEND_BPF || opts.attach_pids ?
+						 BPF_EVENTS_RING : DEFAULT_EVENTS_RING;
 	if (opts.watermark_pct < 1 || opts.watermark_pct > 99)
 		return error("--pressure-watermark must be between 1 and 99, not %u",
 			     opts.watermark_pct);
