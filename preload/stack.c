@@ -24,6 +24,7 @@
 
 #include "bpf/memtrack.h"
 #include "shim.h"
+#include "util/hash-ips.h"
 
 #define PAGE			4096UL
 #define TABLE_FIRST_CAP		128	/* shares the walk page with the frames */
@@ -311,31 +312,6 @@ static uint32_t fp_walk(const struct shim_span *stack, const struct shim_caller 
 	return nr;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0x100000001b3ULL;
-	return h ^ (h >> 29);
-}
-
-/* four independent chains: a deep stack's hash is not one multiply per frame in a row */
-static uint64_t hash_ips(const uint64_t *ips, uint32_t nr)
-{
-	uint64_t h0 = 0xcbf29ce484222325ULL, h1 = 0x84222325cbf29ce4ULL;
-	uint64_t h2 = 0x9e3779b97f4a7c15ULL, h3 = 0x7f4a7c159e3779b9ULL, h;
-	uint32_t i = 0;
-
-	for (; i + 4 <= nr; i += 4) {
-		h0 = mix(h0, ips[i]);
-		h1 = mix(h1, ips[i + 1]);
-		h2 = mix(h2, ips[i + 2]);
-		h3 = mix(h3, ips[i + 3]);
-	}
-	for (; i < nr; i++)
-		h0 = mix(h0, ips[i]);
-	h = mix(mix(mix(h0, h1), h2), h3);
-	return h ? h : 1;
-}
-
 static size_t table_bytes(uint32_t cap)
 {
 	return (size_t)cap * (sizeof(uint64_t) + sizeof(uint32_t));
@@ -416,7 +392,7 @@ void shim_stack_reset(struct shim_thread *t)
 static uint32_t intern(struct shim_thread *t, const uint64_t *ips, uint32_t nr)
 {
 	struct shim_stack_table *tb = &t->stacks;
-	uint64_t h = hash_ips(ips, nr);
+	uint64_t h = hash_ips(0, ips, nr);
 	uint32_t i, id;
 
 	if ((tb->n + 1) * 2 > tb->cap && !table_grow(tb))

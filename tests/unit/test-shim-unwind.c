@@ -636,49 +636,8 @@ static void test_sigaltstack(void)
 	unguard(alt, 16);
 }
 
-/* stacks that differ in one frame, in their order or in their length have their own hashes */
-static void test_stack_hash(void)
-{
-	static const uint32_t lens[] = { 1, 2, 3, 4, 5, 7, 8, 9, 33, SHIM_MAX_FRAMES - 1 };
-	uint64_t ips[SHIM_MAX_FRAMES], h;
-	unsigned int i, k, bad = 0, swapped = 0, shorter = 0;
-
-	for (i = 0; i < SHIM_MAX_FRAMES; i++)
-		ips[i] = 0x7f0000401000ULL + i * 0x40;
-	for (k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
-		uint32_t nr = lens[k];
-
-		h = hash_ips(ips, nr);
-		CHECK(h != 0, "hash of %u frames is the empty slot's", nr);
-		CHECK(hash_ips(ips, nr) == h, "hash of %u frames again", nr);
-		for (i = 0; i < nr; i++) {
-			ips[i] ^= 0x10;
-			bad += hash_ips(ips, nr) == h;
-			ips[i] ^= 0x10;
-		}
-		if (nr > 1) {
-			uint64_t t = ips[nr - 2];
-
-			ips[nr - 2] = ips[nr - 1];
-			ips[nr - 1] = t;
-			swapped += hash_ips(ips, nr) == h;
-			ips[nr - 1] = ips[nr - 2];
-			ips[nr - 2] = t;
-			shorter += hash_ips(ips, nr - 1) == h;
-		}
-		/* a frame of 0 more is another stack too */
-		ips[nr] = 0;
-		shorter += hash_ips(ips, nr + 1) == h;
-		ips[nr] = 0x7f0000401000ULL + nr * 0x40;
-	}
-	CHECK_U64(bad, 0, "stack hash: stacks one frame apart that hash alike");
-	CHECK_U64(swapped, 0, "stack hash: stacks with two frames swapped that hash alike");
-	CHECK_U64(shorter, 0, "stack hash: stacks a frame shorter or longer that hash alike");
-}
-
 int main(void)
 {
-	test_stack_hash();
 	test_span_bounds();
 	test_fp_hostile();
 	test_fp_chains();

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash-ips.h"
 #include "util/track/resolver.h"
 #include "util/track/stack-ids.h"
 #include "util/u64-map.h"
@@ -85,20 +86,6 @@ uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
 	return id;
 }
 
-static uint64_t hash_stack(int32_t pid, const __u64 *ips, unsigned int nr)
-{
-	uint64_t h = (0xcbf29ce484222325ULL ^ (uint32_t)pid) * 0x100000001b3ULL;
-	unsigned int i;
-
-	/* mixed before the first ip, or (pid ^ ips[0]) collides across processes */
-	h ^= h >> 29;
-	for (i = 0; i < nr; i++) {
-		h = (h ^ ips[i]) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return h ? h : 1;
-}
-
 /* pid's table of stacks, made the first time; NULL when out of memory */
 static struct pid_stacks *pid_stacks(struct stack_ids *t, int32_t pid)
 {
@@ -131,7 +118,8 @@ static struct pid_stacks *pid_stacks(struct stack_ids *t, int32_t pid)
  */
 static uint64_t stack_id(struct stack_ids *t, struct mt_stack_record *st)
 {
-	uint64_t hash = hash_stack(st->pid, st->ips, st->nr), *known, id = 0;
+	uint64_t hash = hash_ips((uint32_t)st->pid, (const uint64_t *)st->ips, st->nr);
+	uint64_t *known, id = 0;
 	struct pid_stacks *ps;
 
 	pthread_mutex_lock(&t->known_lock);
