@@ -305,7 +305,8 @@ static void count_packed(const msgpack_sbuffer *buf, struct packed_counts *c)
 	msgpack_unpacked_destroy(&u);
 }
 
-static void test_resolver_queue(void)
+/* early: the records compressed as they come, else all at the end */
+static void test_resolver_queue(bool early)
 {
 	struct mt_stack_record rec = { .kind = MT_STACK, .pid = NO_PID, .nr = 2 };
 	struct packed_counts c = { .seen = calloc(STACKS + 1, 1) };
@@ -323,7 +324,7 @@ static void test_resolver_queue(void)
 	if (!r || !c.seen || !zc)
 		return;
 	ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
-	resolver__compress_with(r, zc);
+	resolver__compress_with(r, zc, early);
 	for (i = 1; i <= STACKS; i++) {
 		rec.id = i;
 		rec.ips[0] = 0x9000 + i % FRAMES;
@@ -351,7 +352,8 @@ static void test_resolver_queue(void)
 	plain = malloc(buf.size + 1);
 	got = frame && plain ? ZSTD_decompress(plain, buf.size + 1, frame, len) : 0;
 	CHECK(frame && !ZSTD_isError(got) && got == buf.size && !memcmp(plain, buf.data, got),
-	      "the trailer's frame: one zstd frame of the records (%zu bytes in %zu)", got, len);
+	      "the trailer's frame, %s: one zstd frame of the records (%zu bytes in %zu)",
+	      early ? "early" : "at the end", got, len);
 	CHECK(!resolver__pack_error(r), "no record lost");
 	free(plain);
 	msgpack_sbuffer_destroy(&buf);
@@ -513,7 +515,8 @@ int main(void)
 	test_ids();
 	test_take_waits();
 	test_close_ends_wait();
-	test_resolver_queue();
+	test_resolver_queue(true);
+	test_resolver_queue(false);
 	test_resolver_clamps();
 	test_resolver_outer_frames();
 	test_ids_per_process();

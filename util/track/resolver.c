@@ -114,6 +114,7 @@ struct resolver {
 	msgpack_packer packer;
 	int pack_err;
 	ZSTD_CCtx *zc;		/* NULL: no stream (resolver__compress_with()) */
+	bool zc_early;		/* compress during the run, not all at its end */
 	size_t zfed;		/* packed bytes compressed */
 	char *zout;
 	size_t zout_len, zout_cap;
@@ -521,7 +522,7 @@ static void compress_packed(struct resolver *r, ZSTD_EndDirective end)
 
 static void compress_if_due(struct resolver *r)
 {
-	if (r->zc && !r->pack_err && r->packed.size - r->zfed >= STREAM_CHUNK)
+	if (r->zc_early && !r->pack_err && r->packed.size - r->zfed >= STREAM_CHUNK)
 		compress_packed(r, ZSTD_e_continue);
 }
 
@@ -688,10 +689,11 @@ void resolver__pack_records(struct resolver *r, msgpack_packer *pk)
 	put_packed(pk, r->packed.data, r->packed.size);
 }
 
-void resolver__compress_with(struct resolver *r, ZSTD_CCtx *zc)
+void resolver__compress_with(struct resolver *r, ZSTD_CCtx *zc, bool early)
 {
 	pthread_mutex_lock(&r->lock);
 	r->zc = zc;
+	r->zc_early = zc && early;
 	pthread_mutex_unlock(&r->lock);
 }
 

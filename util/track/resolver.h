@@ -3,6 +3,7 @@
 #define MEMTRACK_RESOLVER_H
 
 #include <msgpack.h>
+#include <stdbool.h>
 #include <zstd.h>
 #include <stdint.h>
 
@@ -25,12 +26,13 @@ int resolver__push(struct resolver *r, const struct mt_stack_record *rec, uint32
 int resolver__finish(struct resolver *r);
 /*
  * The trailer's Module, Frame and Stack records are packed as they are
- * made and compressed as they go (set before the first push: the resolver
- * owns zc from then on, encoder__new_cctx()), into one zstd frame that
- * resolver__trailer_frame() ends, after resolver__finish(); NULL when a
- * record could not be packed or compressed, or without zc.
+ * made and compressed (set before the first push: the resolver owns zc
+ * from then on, encoder__new_cctx()), as they go when early, else all at
+ * the end, into one zstd frame that resolver__trailer_frame() ends, after
+ * resolver__finish(); NULL when a record could not be packed or
+ * compressed, or without zc.
  */
-void resolver__compress_with(struct resolver *r, ZSTD_CCtx *zc);
+void resolver__compress_with(struct resolver *r, ZSTD_CCtx *zc, bool early);
 const void *resolver__trailer_frame(struct resolver *r, size_t *len);
 /* the same records, not compressed, as maps: a Module map per module, then Frame and Stack maps */
 void resolver__pack_records(struct resolver *r, msgpack_packer *pk);

@@ -52,6 +52,7 @@
 #define BACKLOG_PERIOD_NS	(10 * NSEC_PER_MSEC)
 #define PIPELINE_NICE		-10
 #define STACK_END_SLACK		64	/* bytes copied above a thread's outermost frame */
+#define EARLY_TRAILER_LEVEL	3	/* zstd levels compressed as the run goes (resolver.h) */
 
 const char *const track_ring_names[MT_RING_MAX] = {
 	[MT_RING_EVENTS] = "events",
@@ -659,7 +660,9 @@ static int start_pipeline(struct track_session *s)
 
 		if (!zc)
 			return fatal("cannot start the encoder: out of memory");
-		resolver__compress_with(s->resolver, zc);
+		/* the levels that take seconds for a big trailer would hold the resolver up */
+		resolver__compress_with(s->resolver, zc,
+					s->opts->compression_level <= EARLY_TRAILER_LEVEL);
 		resolver__set_flush(s->resolver, write_side_records, s);
 	}
 	err = start_poller(s, &s->events, MT_RING_EVENTS, session__on_event_record,
