@@ -51,13 +51,6 @@ struct ip_entry {
 	size_t first;		/* in frame_ids */
 };
 
-struct stack_entry {
-	uint64_t id;
-	int32_t pid;
-	uint32_t nr;
-	size_t first;		/* index of its first frame id in frame_ids */
-};
-
 /*
  * The stack resolved last: the next one of its process often differs only
  * in its innermost frames (a thread's calls from one place), and the outer
@@ -91,8 +84,7 @@ struct resolver {
 	size_t ndeferred, deferred_cap;
 	struct frame_entry *frames;	/* open addressing, power of two */
 	size_t frames_cap, nframes;
-	struct stack_entry *stacks;
-	size_t nstacks, stacks_cap;
+	uint64_t nstacks;
 	uint64_t *frame_ids;
 	size_t nframe_ids, frame_ids_cap;
 	struct module_entry *modules;
@@ -232,11 +224,13 @@ static void pack_new_frame(struct resolver *r, const struct frame_entry *f)
 	end_record(r, start);
 }
 
-static void pack_new_stack(struct resolver *r, const struct stack_entry *st)
+/* a stack resolved: its frame ids, from first on in frame_ids, are its own for good */
+static void pack_new_stack(struct resolver *r, const struct mt_stack_record *rec, size_t first)
 {
 	size_t start = r->packed.size;
 
-	pack_stack_record(&r->packer, st->id, st->pid, &r->frame_ids[st->first], st->nr);
+	pack_stack_record(&r->packer, rec->id, rec->pid, &r->frame_ids[first],
+			  r->nframe_ids - first);
 	end_record(r, start);
 }
 
@@ -394,14 +388,11 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 	size_t at[MT_MAX_FRAMES + 1];
 	bool kept[MT_MAX_FRAMES];
 	struct sym_map_info map;
-	struct stack_entry *st;
 	uint64_t ip, gen = symbolizer__maps_gen(r->sym, rec->pid);
 	uint32_t i, nfresh = 0, nr = rec->nr < MT_MAX_FRAMES ? rec->nr : MT_MAX_FRAMES, outer;
 	size_t first = r->nframe_ids;
 	int n, k;
 
-	if (grow_array((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof(*r->stacks)))
-		return -ENOMEM;
 	outer = shared_outer(&r->last, rec, nr, gen);
 	for (i = 0; i < nr - outer; i++) {
 		at[i] = r->nframe_ids;
@@ -439,12 +430,8 @@ static int resolve_stack(struct resolver *r, const struct mt_stack_record *rec, 
 	for (i = 0; i < nfresh; i++)
 		remember_ip(r, &fresh[i]);
 	remember_last(&r->last, rec, nr, gen, at, kept);
-	st = &r->stacks[r->nstacks++];
-	st->id = rec->id;
-	st->pid = rec->pid;
-	st->nr = r->nframe_ids - first;
-	st->first = first;
-	pack_new_stack(r, st);
+	r->nstacks++;
+	pack_new_stack(r, rec, first);
 	return 0;
 }
 
@@ -734,7 +721,6 @@ void resolver__delete(struct resolver *r)
 	ZSTD_freeCCtx(r->zc);
 	free(r->zout);
 	free(r->frames);
-	free(r->stacks);
 	free(r->frame_ids);
 	free(r->modules);
 	u64_map__exit(&r->module_index);
