@@ -35,9 +35,9 @@ struct stack_ids {
 	struct known_end ends[1024];
 
 	pthread_mutex_t known_lock;	/* the stacks poller's and the events poller's */
-	struct pid_stacks **procs;
+	struct pid_stacks *procs;
 	size_t nprocs, procs_cap;
-	struct u64_map proc_index;	/* pid -> index in procs + 1 */
+	struct u64_map proc_index;	/* pid -> index in procs */
 	struct pid_stacks *last;	/* the process of the last stack: most often the next's */
 	uint64_t nstacks;
 
@@ -86,29 +86,22 @@ uint64_t stack_ids__take(struct stack_ids *t, uint64_t seq)
 	return id;
 }
 
-/* pid's table of stacks, made the first time; NULL when out of memory */
+/*
+ * pid's table of stacks, made the first time; NULL when out of memory.  A
+ * new table may move the others: only the last one is kept, from call to call.
+ */
 static struct pid_stacks *pid_stacks(struct stack_ids *t, int32_t pid)
 {
-	uint64_t *idx;
+	struct pid_stacks *ps;
+	bool added;
 
 	if (t->last && t->last->pid == pid)
 		return t->last;
-	if (u64_map__reserve(&t->proc_index, 1))
-		return NULL;
-	idx = u64_map__get(&t->proc_index, (uint32_t)pid);
-	if (!*idx) {
-		struct pid_stacks *ps;
-
-		if (grow_array((void **)&t->procs, &t->procs_cap, t->nprocs + 1, sizeof(*t->procs)))
-			return NULL;
-		ps = calloc(1, sizeof(*ps));
-		if (!ps)
-			return NULL;
+	ps = u64_map__element(&t->proc_index, (uint32_t)pid, (void **)&t->procs, &t->nprocs,
+			      &t->procs_cap, sizeof(*t->procs), &added);
+	if (ps && added)
 		ps->pid = pid;
-		t->procs[t->nprocs++] = ps;
-		*idx = t->nprocs;
-	}
-	return t->last = t->procs[*idx - 1];
+	return t->last = ps;
 }
 
 /*
@@ -239,12 +232,8 @@ void stack_ids__delete(struct stack_ids *t)
 	if (!t)
 		return;
 	u64_map__exit(&t->seqs);
-	while (t->nprocs) {
-		struct pid_stacks *ps = t->procs[--t->nprocs];
-
-		u64_map__exit(&ps->known);
-		free(ps);
-	}
+	while (t->nprocs)
+		u64_map__exit(&t->procs[--t->nprocs].known);
 	free(t->procs);
 	u64_map__exit(&t->proc_index);
 	pthread_mutex_destroy(&t->lock);
