@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	s.end = t0 + 2 * s.pairs * EVENT_NS;
 	err = encoder__drain(enc);
 	if (!err)
-		err = encoder__append_records(enc, pack_trailer, &s, NULL, NULL);
+		err = encoder__append_records(enc, pack_trailer, &s);
 	if (err) {
 		fprintf(stderr, "synth-artifact: cannot write '%s'\n", argv[2]);
 		return 1;

@@ -87,7 +87,9 @@ static inline int test_write_artifact2(const char *path,
 	if (!err)
 		err = encoder__drain(enc);
 	if (!err && pack)
-		err = encoder__append_records(enc, pack, arg, pack2, arg2);
+		err = encoder__append_records(enc, pack, arg);
+	if (!err && pack2)
+		err = encoder__append_records(enc, pack2, arg2);
 	encoder__delete(enc);
 	if (close(opts.fd) && !err)
 		err = -errno;

@@ -55,7 +55,7 @@ struct encoder {
 	struct window *cur;		/* the producer's, outside the lock */
 	struct worker *workers;
 	unsigned int nworkers;
-	struct worker tail[2];		/* encode the trailer's two parts after drain */
+	struct worker tail;		/* encodes the trailer's records after drain */
 	struct worker side;		/* side records, under side_lock */
 	pthread_mutex_t side_lock;
 	msgpack_sbuffer side_queue;	/* side frames waiting for a window's turn, under lock */
@@ -363,7 +363,7 @@ struct encoder *encoder__new(const struct encoder_opts *opts)
 			goto fail;
 		enc->free_list[enc->nfree++] = &enc->windows[i];
 	}
-	if (worker__init(&enc->tail[0], enc) || worker__init(&enc->tail[1], enc) ||
+	if (worker__init(&enc->tail, enc) ||
 	    worker__init(&enc->side, enc))
 		goto fail;
 	for (i = 0; i < enc->opts.threads; i++) {
@@ -460,62 +460,22 @@ int encoder__drain(struct encoder *enc)
 	return enc->error;
 }
 
-struct tail_part {
-	struct worker *w;
-	encoder_pack_fn *pack;
-	void *arg;
-	size_t zsize;
-};
-
-static void *pack_and_compress(void *arg)
-{
-	struct tail_part *part = arg;
-	msgpack_packer pk;
-
-	msgpack_sbuffer_clear(&part->w->sbuf);
-	msgpack_packer_init(&pk, &part->w->sbuf, msgpack_sbuffer_write);
-	part->pack(&pk, part->arg);
-	part->zsize = part->w->sbuf.size ? worker__compress(part->w) : 0;
-	return NULL;
-}
-
-static int write_part(const struct tail_part *part)
-{
-	if (!part->w->sbuf.size)
-		return part->w->enc->error;
-	return worker__write(part->w, part->zsize);
-}
-
 int encoder__append_frame(struct encoder *enc, const void *z, size_t zsize)
 {
 	return write_frame(enc, z, zsize);
 }
 
-/*
- * The second part packed and compressed on a thread of its own while the
- * first is here: the trailer is the end of a run, and a make's 67,000
- * stacks took 13 ms to pack and compress on one CPU.
- */
-int encoder__append_records(struct encoder *enc, encoder_pack_fn *first, void *first_arg,
-			    encoder_pack_fn *second, void *second_arg)
+int encoder__append_records(struct encoder *enc, encoder_pack_fn *pack, void *arg)
 {
-	struct tail_part parts[2] = {
-		{ .w = &enc->tail[0], .pack = first, .arg = first_arg },
-		{ .w = &enc->tail[1], .pack = second, .arg = second_arg },
-	};
-	bool started = false;
-	pthread_t thread;
-	int err;
+	struct worker *w = &enc->tail;
+	msgpack_packer pk;
 
-	if (second && !(started = !pthread_create(&thread, NULL, pack_and_compress, &parts[1])))
-		pack_and_compress(&parts[1]);
-	pack_and_compress(&parts[0]);
-	if (started)
-		pthread_join(thread, NULL);
-	err = write_part(&parts[0]);
-	if (!err && second)
-		err = write_part(&parts[1]);
-	return err;
+	msgpack_sbuffer_clear(&w->sbuf);
+	msgpack_packer_init(&pk, &w->sbuf, msgpack_sbuffer_write);
+	pack(&pk, arg);
+	if (!w->sbuf.size)
+		return enc->error;
+	return worker__write(w, worker__compress(w));
 }
 
 /* the skippable frame's header around zsize bytes of compressed records */
@@ -608,9 +568,8 @@ void encoder__delete(struct encoder *enc)
 	if (!enc)
 		return;
 	join_workers(enc);
-	for (i = 0; i < ARRAY_SIZE(enc->tail); i++)
-		if (enc->tail[i].cctx)
-			worker__exit(&enc->tail[i]);
+	if (enc->tail.cctx)
+		worker__exit(&enc->tail);
 	if (enc->side.cctx)
 		worker__exit(&enc->side);
 	pthread_mutex_destroy(&enc->side_lock);

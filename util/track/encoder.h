@@ -57,13 +57,8 @@ ZSTD_CCtx *encoder__new_cctx(const struct encoder *enc);
 /* appends a zstd frame compressed elsewhere (encoder__new_cctx()); after encoder__drain() */
 int encoder__append_frame(struct encoder *enc, const void *z, size_t zsize);
 
-/*
- * Appends a frame of records built by first(), then, if second is not
- * NULL, one of second()'s, packed at once on two threads; after
- * encoder__drain()
- */
-int encoder__append_records(struct encoder *enc, encoder_pack_fn *first, void *first_arg,
-			    encoder_pack_fn *second, void *second_arg);
+/* appends a frame of the records pack() builds; after encoder__drain() */
+int encoder__append_records(struct encoder *enc, encoder_pack_fn *pack, void *arg);
 /*
  * Appends records built by pack() as side records (a skippable frame, see
  * artifact-format.h), in order after the windows handed over so far; from

@@ -732,7 +732,7 @@ static int write_trailer(struct track_session *s)
 		records = resolver__trailer_frame(s->resolver, &len);
 	if (records && len && (err = encoder__append_frame(s->enc, records, len)))
 		return err;
-	return encoder__append_records(s->enc, pack_trailer_last, s, NULL, NULL);
+	return encoder__append_records(s->enc, pack_trailer_last, s);
 }
 
 /* events whose stack copy never reached the unwinder got none: lost stacks too */
