@@ -61,7 +61,7 @@ typedef void test_pack_fn(msgpack_packer *pk, void *arg);
 /*
  * Writes events through the encoder, window_events per frame, then the
  * trailer built by pack (if any) as one more frame, and by pack2 (if any)
- * as another, as track writes its trailer's two halves.
+ * as another, as track writes its trailer's two frames.
  */
 static inline int test_write_artifact2(const char *path,
 				       const struct mt_alloc_event *ev, size_t n,
