@@ -24,12 +24,14 @@
 
 /*
  * The kernel makes every page of a ring when memtrack starts, in every
- * run's fixed cost: 2M holds 32,768 events, the BPF processes' own room
- * when the shim serves the rest (design.md, "Rings").
+ * run's fixed cost: 2M holds 32,768 events, and 2M of stacks 32 copies of
+ * 64K, the BPF processes' own room when the shim serves the rest
+ * (design.md, "Rings").
  */
 #define DEFAULT_EVENTS_RING	(2ULL << 20)
 #define BPF_EVENTS_RING		(8ULL << 20)
-#define DEFAULT_STACKS_RING	(8ULL << 20)
+#define DEFAULT_STACKS_RING	(2ULL << 20)
+#define BPF_STACKS_RING		(8ULL << 20)
 #define DEFAULT_HEAP_RING	(1ULL << 20)
 /* util/symbol/unwind.c unwinds x86-64 stacks; elsewhere frame pointers are what there is */
 #if defined(__x86_64__)
@@ -47,7 +49,7 @@ static const char *const track_usage[] = {
 
 static struct track_opts opts = {
 	.output_dir = ".",
-	.ring_size = { 0, DEFAULT_STACKS_RING },	/* events: by the backend */
+	/* .ring_size: by the backend */
 	.heap_ring_size = DEFAULT_HEAP_RING,
 	.poll_ms = 1,
 	.watermark_pct = 75,
@@ -162,9 +164,10 @@ static int parse_call_graph(const char *mode, unsigned int *copy_size)
 
 /*
  * With dwarf every allocation puts a stack copy in the stacks ring: above
- * the watermark, room for the ones of producers not stopped yet.
+ * the watermark, room for the ones of producers not stopped yet.  0 when
+ * no copy goes there.
  */
-static int check_stacks_ring(const struct track_session *s)
+static uint64_t stacks_ring_min(const struct track_session *s)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	uint64_t record = BPF_RINGBUF_HDR_SZ + sizeof(struct mt_raw_stack) + opts.stack_copy_size;
@@ -175,12 +178,33 @@ static int check_stacks_ring(const struct track_session *s)
 		return 0;
 	while (min < need)
 		min *= 2;
+	return min;
+}
+
+static int check_stacks_ring(const struct track_session *s)
+{
+	uint64_t min = stacks_ring_min(s);
+
 	if (opts.ring_size[MT_RING_STACKS] < min)
 		return error("--ring-size stacks=%luK is too small for --call-graph dwarf,%u "
 			     "at a %u%% watermark: it needs at least %luK",
 			     opts.ring_size[MT_RING_STACKS] >> 10, opts.stack_copy_size,
 			     opts.watermark_pct, min >> 10);
 	return 0;
+}
+
+/* the rings not sized by --ring-size: larger where BPF carries every process */
+static void size_rings(const struct track_session *s)
+{
+	bool bpf_traced = s->backend == BACKEND_BPF || opts.attach_pids;
+	uint64_t stacks = bpf_traced ? BPF_STACKS_RING : DEFAULT_STACKS_RING;
+
+	if (!opts.ring_size[MT_RING_EVENTS])
+		opts.ring_size[MT_RING_EVENTS] = bpf_traced ? BPF_EVENTS_RING : DEFAULT_EVENTS_RING;
+	/* a machine of many CPUs needs more room for the copies in flight */
+	if (!opts.ring_size[MT_RING_STACKS])
+		opts.ring_size[MT_RING_STACKS] = stacks > stacks_ring_min(s) ? stacks :
+						 stacks_ring_min(s);
 }
 
 /* --backend, else MEMTRACK_BACKEND, else auto */
@@ -203,12 +227,10 @@ static int validate_options(struct track_session *s)
 	if (mode < 0 || parse_backend(s))
 		return -1;
 	s->call_graph = mode;
-	if (!opts.ring_size[MT_RING_EVENTS])
-		opts.ring_size[MT_RING_EVENTS] = s->backend == BACKEND_BPF || opts.attach_pids ?
-						 BPF_EVENTS_RING : DEFAULT_EVENTS_RING;
 	if (opts.watermark_pct < 1 || opts.watermark_pct > 99)
 		return error("--pressure-watermark must be between 1 and 99, not %u",
 			     opts.watermark_pct);
+	size_rings(s);
 	if (opts.poll_ms < 1 || opts.poll_ms > 60000)
 		return error("--poll-interval must be between 1 and 60000 ms, not %u",
 			     opts.poll_ms);
