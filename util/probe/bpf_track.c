@@ -18,6 +18,7 @@
 
 #include "bpf/memtrack.h"	/* before the skeleton: its rodata holds our types */
 #include "bpf/memtrack.skel.h"
+#include "util/probe/bpf_grace_warmer.h"
 #include "util/probe/bpf_kernel_offsets.h"
 #include "util/probe/bpf_load.h"
 #include "util/probe/bpf_offsets_cache.h"
@@ -77,6 +78,7 @@ struct bpf_track {
 	size_t nwraps, wraps_cap;
 	struct u64_map wraps_index;	/* pid -> wraps[] */
 	struct link_closer *closer;
+	struct grace_warmer warmer;
 	struct mt_file_id shim;		/* the preload shim: never probed */
 	unsigned int probe_failures;
 	int last_probe_error;
@@ -244,6 +246,8 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_print);
 	t->alloc_prog[0] = t->alloc_prog[1] = -1;
+	if (opts->links_at_start)
+		grace_warmer__start(&t->warmer);
 	t->skel = memtrack_bpf__open();
 	if (!t->skel) {
 		err = -errno;
@@ -1290,6 +1294,7 @@ void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 	if (t->closer)
 		n = link_closer__stop(t->closer, &fds);
 	cap = n;
+	keep_link_fd(&fds, &n, &cap, grace_warmer__finish(&t->warmer));
 	for (i = 0; i < LINK_FDS * t->nplinks; i++)
 		keep_link_fd(&fds, &n, &cap, t->plinks[i / LINK_FDS].fds[i % LINK_FDS]);
 	for (i = 0; i < 2 * t->nshared; i++)

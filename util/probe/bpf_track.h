@@ -27,6 +27,8 @@ struct bpf_track_opts {
 	 */
 	unsigned int share_after;
 	bool quiet;			/* -q: what memtrack chose is said with -v only */
+	/* the first processes' probes are linked as they start (bpf_grace_warmer.h) */
+	bool links_at_start;
 	struct mt_file_id shim_file;	/* the preload shim, never probed */
 	uint64_t pidns_dev, pidns_ino;	/* memtrack's pid namespace; 0: the initial one */
 };

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MEMTRACK_GRACE_WARMER_H
+#define MEMTRACK_GRACE_WARMER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+/*
+ * Every uprobe registration takes the kernel's dup_mmap_sem for writing,
+ * and the first after a quiet spell waits for an RCU grace period there
+ * (8-12 ms here); one that comes within a grace period of the last does
+ * not wait.  The warmer registers one uprobe, in memtrack's own code that
+ * never runs and for memtrack's pid alone, on a thread of its own while
+ * the BPF programs load: the first process's probes are then linked
+ * inside that window.  Its link stays until the run ends.
+ */
+struct grace_warmer {
+	pthread_t thread;
+	bool started;
+	int link_fd;		/* -errno if the link could not be made */
+};
+
+void grace_warmer__start(struct grace_warmer *w);
+/* the link's fd (the caller closes it), or -1 */
+int grace_warmer__finish(struct grace_warmer *w);
+
+#endif
