@@ -9,7 +9,6 @@
 struct bpf_object;
 struct bpf_object_skeleton;
 
-#define MAP_JOBS_MAX	4
 #define MAPS_MAX	64
 
 /*
@@ -22,7 +21,7 @@ struct map_maker {
 	pthread_t helper;
 	bool helping;
 	struct bpf_object *obj;
-	uint64_t job[MAP_JOBS_MAX];	/* a bit per map index */
+	unsigned int job[MAPS_MAX];	/* the maps' indexes, in the order made */
 	unsigned int njobs, next_job, nmaps;
 	int fd[MAPS_MAX];	/* a map's, or -errno */
 };
