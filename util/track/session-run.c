@@ -117,10 +117,10 @@ static void follow_the_rest(struct track_session *s)
 {
 	struct timespec ts = { .tv_nsec = FOLLOW_POLL_NS };
 
-	while (!s->opts->stop_with_root && !interrupted && !detaching(s) &&
-	       bpf_track__tracked(s->bpf))
+	/* each count walks the map's 64K buckets, 0.3 ms when it is empty */
+	while ((s->running = bpf_track__tracked(s->bpf)) && !s->opts->stop_with_root &&
+	       !interrupted && !detaching(s))
 		nanosleep(&ts, NULL);
-	s->running = bpf_track__tracked(s->bpf);
 }
 
 /*
