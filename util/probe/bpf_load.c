@@ -152,6 +152,7 @@ void map_maker__exit(struct map_maker *m)
 
 struct load_job {
 	struct bpf_object_skeleton *s;
+	void (*then)(void);
 	int err;
 };
 
@@ -160,13 +161,16 @@ static void *load_skeleton(void *arg)
 	struct load_job *j = arg;
 
 	j->err = bpf_object__load_skeleton(j->s);
+	if (j->then)
+		j->then();
 	return NULL;
 }
 
 /* a here, b on another thread: the verifier takes milliseconds a program */
-int bpf_load__both(struct bpf_object_skeleton *a, struct bpf_object_skeleton *b)
+int bpf_load__both(struct bpf_object_skeleton *a, struct bpf_object_skeleton *b,
+		   void (*then)(void))
 {
-	struct load_job jb = { .s = b };
+	struct load_job jb = { .s = b, .then = then };
 	pthread_t thread;
 	bool started = !pthread_create(&thread, NULL, load_skeleton, &jb);
 	int err;

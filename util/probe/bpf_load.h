@@ -29,6 +29,8 @@ struct map_maker {
 int map_maker__start(struct map_maker *m, struct bpf_object *obj);
 int map_maker__finish(struct map_maker *m, struct bpf_object *obj, struct bpf_object *twin);
 void map_maker__exit(struct map_maker *m);
-int bpf_load__both(struct bpf_object_skeleton *a, struct bpf_object_skeleton *b);
+/* then(), if any, runs after b's load on b's thread: a's is mostly the longer */
+int bpf_load__both(struct bpf_object_skeleton *a, struct bpf_object_skeleton *b,
+		   void (*then)(void));
 
 #endif

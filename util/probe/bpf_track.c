@@ -24,6 +24,7 @@
 #include "util/probe/bpf_offsets_cache.h"
 #include "util/probe/bpf_track.h"
 #include "util/probe/bpf_probes.h"
+#include "util/probe/disasm.h"
 #include "util/probe/link-closer.h"
 #include "util/probe/pressure.h"
 #include "util/proc-maps.h"
@@ -230,7 +231,8 @@ static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 	}
 	map_maker__exit(&maps);
 	if (!err)
-		err = bpf_load__both(skel->skeleton, probes->skeleton);
+		/* capstone, for the first process's libc, while this thread still loads */
+		err = bpf_load__both(skel->skeleton, probes->skeleton, disasm__load);
 	if (!err)
 		err = keep_second_instance(t, probes);
 	memtrack_bpf__destroy(probes);

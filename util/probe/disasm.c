@@ -46,12 +46,9 @@ static void *load_once(void *arg)
 	return arg;
 }
 
-void disasm__load_ahead(void)
+void disasm__load(void)
 {
-	pthread_t thread;
-
-	if (!pthread_create(&thread, NULL, load_once, NULL))
-		pthread_detach(thread);
+	load_once(NULL);
 }
 
 const struct disasm_api *disasm__get(void)

@@ -23,7 +23,6 @@
 #include "util/out-file.h"
 #include "util/probe/backend.h"
 #include "util/probe/bpf_track.h"
-#include "util/probe/disasm.h"
 #include "util/probe/freezer.h"
 #include "util/probe/kernel-check.h"
 #include "util/probe/pressure.h"
@@ -839,8 +838,6 @@ int track_session__prepare(struct track_session *s)
 {
 	int err;
 
-	/* needed first when memtrack's libc is inspected, once BPF is loaded */
-	disasm__load_ahead();
 	/* the stats file comes first, before anything needs privilege */
 	if (s->opts->stats_path && create_stats_file(s))
 		return -1;
