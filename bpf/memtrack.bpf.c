@@ -966,7 +966,7 @@ int BPF_KPROBE(alloc_enter)
 	}
 	if (!st)
 		st = call_state_of_current(true);
-	/* out of memory, or 65536 threads at once: its event is lost */
+	/* out of memory, or 65536 threads at once (16384 beside the shim): its event is lost */
 	if (!st) {
 		count_drop(MT_RING_EVENTS);
 		return 0;

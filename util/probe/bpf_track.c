@@ -149,6 +149,14 @@ static void split_programs(struct memtrack_bpf *main, struct memtrack_bpf *probe
 					      UPROBE_MULTI_ATTACH_TYPE);
 }
 
+/*
+ * Where the shim serves the tree, the few BPF processes' threads (calls,
+ * stack_ends) and linked files (pid_files) have 16K entries, not 64K: the
+ * kernel allocates and charges a hash map's buckets at every start, 1 MiB
+ * for 64K.  A thread past them loses its calls, counted as drops.
+ */
+#define MT_BPF_THREADS_BESIDE_SHIM	16384
+
 static void size_maps(struct memtrack_bpf *skel, const struct bpf_track_opts *opts)
 {
 	bpf_map__set_max_entries(skel->maps.events, opts->ring_size[MT_RING_EVENTS]);
@@ -165,6 +173,13 @@ static void size_maps(struct memtrack_bpf *skel, const struct bpf_track_opts *op
 		bpf_map__set_max_entries(skel->maps.stack_ids, 1);
 	if (opts->call_graph != MT_CALL_GRAPH_DWARF)
 		bpf_map__set_max_entries(skel->maps.stack_ends, 1);
+	else if (!opts->bpf_traces_all)
+		bpf_map__set_max_entries(skel->maps.stack_ends, MT_BPF_THREADS_BESIDE_SHIM);
+	/* the threads and processes of BPF's own: few when the shim serves the rest */
+	if (!opts->bpf_traces_all) {
+		bpf_map__set_max_entries(skel->maps.calls, MT_BPF_THREADS_BESIDE_SHIM);
+		bpf_map__set_max_entries(skel->maps.pid_files, MT_BPF_THREADS_BESIDE_SHIM);
+	}
 }
 
 static void set_rodata(struct memtrack_bpf *skel, const struct bpf_track_opts *opts)
@@ -248,7 +263,7 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_print);
 	t->alloc_prog[0] = t->alloc_prog[1] = -1;
-	if (opts->links_at_start)
+	if (opts->bpf_traces_all)
 		grace_warmer__start(&t->warmer);
 	t->skel = memtrack_bpf__open();
 	if (!t->skel) {

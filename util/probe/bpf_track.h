@@ -27,8 +27,12 @@ struct bpf_track_opts {
 	 */
 	unsigned int share_after;
 	bool quiet;			/* -q: what memtrack chose is said with -v only */
-	/* the first processes' probes are linked as they start (bpf_grace_warmer.h) */
-	bool links_at_start;
+	/*
+	 * BPF traces every process (--backend bpf, -p): the first ones get
+	 * links as they start (bpf_grace_warmer.h), and thousands may be
+	 * BPF's at once; else the shim serves most of them
+	 */
+	bool bpf_traces_all;
 	struct mt_file_id shim_file;	/* the preload shim, never probed */
 	uint64_t pidns_dev, pidns_ino;	/* memtrack's pid namespace; 0: the initial one */
 };

@@ -214,7 +214,7 @@ int session__load_bpf(struct track_session *s)
 		/* the shim's processes would trap in shared probes for nothing */
 		.share_after = s->backend == BACKEND_BPF || s->attach ? s->opts->shared_probes : 0,
 		.quiet = s->opts->quiet,
-		.links_at_start = s->backend == BACKEND_BPF || s->attach,
+		.bpf_traces_all = s->backend == BACKEND_BPF || s->attach,
 		/* as BPF reads a superblock's dev_t */
 		.shim_file = { ((uint64_t)major(s->shim.dev) << 20) | minor(s->shim.dev), s->shim.ino },
 	};
