@@ -81,26 +81,13 @@ static char *png_for(const char *script)
 
 static bool available(void)
 {
-	const char *path = getenv("PATH");
 	char buf[4096];
+	int fd = open_program("gnuplot", buf, sizeof(buf));
 
-	if (!path || !*path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		int len;
-
-		if (!end)
-			end = path + strlen(path);
-		len = end - path;
-
-		snprintf(buf, sizeof(buf), "%.*s/gnuplot", len ? len : 1,
-			 len ? path : ".");
-		if (!access(buf, X_OK))
-			return true;
-		path = *end ? end + 1 : end;
-	}
-	return false;
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 int gnuplot__check(void)

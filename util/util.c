@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -112,4 +113,43 @@ int epoll_add_fd(int epoll_fd, int fd, uint32_t events)
 	struct epoll_event ev = { .events = events, .data.fd = fd };
 
 	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+int open_program(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *end;
+	int fd = -ENOENT;
+
+	if (strchr(name, '/')) {
+		snprintf(buf, len, "%s", name);
+		return open_regular(buf);
+	}
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	for (; fd < 0 && *path; path = *end ? end + 1 : end) {
+		int dir_len;
+
+		end = strchrnul(path, ':');
+		dir_len = end - path;
+		/* an empty entry is the current directory */
+		if ((size_t)snprintf(buf, len, "%.*s/%s", dir_len ? dir_len : 1,
+				     dir_len ? path : ".", name) >= len || access(buf, X_OK))
+			continue;
+		fd = open_regular(buf);
+	}
+	return fd;
 }

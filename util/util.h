@@ -36,6 +36,19 @@ int grow_array(void **p, size_t *cap, size_t need, size_t size);
 /* watch fd for events on epoll_fd, its data the fd itself; 0 or -errno */
 int epoll_add_fd(int epoll_fd, int fd, uint32_t events);
 
+/*
+ * path, opened for reading if it is a regular file (without blocking on a
+ * FIFO or a device first): the fd, or -errno (-EINVAL: not a regular file)
+ */
+int open_regular(const char *path);
+
+/*
+ * The program name runs, found as execvp() finds it: name itself when it
+ * has a slash, else the first executable of that name in $PATH (/usr/bin:/bin
+ * when unset), its path in buf; opened with open_regular(): the fd, or -errno.
+ */
+int open_program(const char *name, char *buf, size_t len);
+
 /* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
 const char *human_bytes(uint64_t n, char *buf, size_t size);
 

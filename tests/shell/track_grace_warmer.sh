@@ -1,7 +1,10 @@
 #!/bin/bash
 # track: where BPF links the first processes' probes as they start (--backend bpf), a
 # warm-up link of memtrack's own (program mt_grace) is there during the run, and is gone
-# once memtrack and its guardian have ended; with the shim serving the tree there is none
+# once memtrack and its guardian have ended; with the shim serving the tree there is one
+# only for a command that looks like it will link probes at once (a static executable, one
+# with an allocator of its own, a library with functions the shim does not see), and none
+# for the others
 # timeout: 60
 set -e
 . "$(dirname "$0")/lib/common.sh"
@@ -48,6 +51,33 @@ test_auto() {
 	mt=
 }
 
+# warmed <workload> <reason>: -v says why the warm-up link is made, and the run succeeds
+warmed() {
+	local rc=0
+	"$MEMTRACK" track -v -o "$tmp" -- "$WORKLOADS/$1" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	expect_eq "$1: exit" 0 "$rc"
+	expect_eq "$1: warm-up link" 1 \
+		"$(grep -c "warming the kernel's uprobe lock: $WORKLOADS/$1 is $2\$" "$tmp/err")"
+}
+
+not_warmed() {
+	"$MEMTRACK" track -v -o "$tmp" -- "$@" >"$tmp/out" 2>"$tmp/err"
+	expect_eq "$1: no warm-up link" 0 "$(grep -c "warming the kernel's uprobe lock" "$tmp/err")"
+}
+
+test_guessed() {
+	warmed alloc_loop_jemalloc_static "a static executable"
+	warmed own_malloc "an executable with an allocator of its own"
+	warmed alloc_loop_mimalloc "a library with allocator functions the shim does not see"
+	not_warmed "$WORKLOADS/malloc_free"
+	not_warmed "$WORKLOADS/reallocarray_lib"
+	not_warmed true
+	# a script: its interpreter is not looked at
+	printf '#!/bin/sh\nexit 0\n' >"$tmp/script" && chmod +x "$tmp/script"
+	not_warmed "$tmp/script"
+}
+
 test_bpf_backend
 test_auto
+test_guessed
 finish

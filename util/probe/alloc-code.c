@@ -623,7 +623,7 @@ static void read_image(Elf *elf, struct alloc_code *ac)
 	}
 }
 
-static int read_file(const char *path, bool by_hash, struct alloc_code *ac)
+static int read_file(const char *path, bool by_hash, bool decode, struct alloc_code *ac)
 {
 	Elf_Scn *scn = NULL;
 	int fd, found = 0;
@@ -650,7 +650,7 @@ static int read_file(const char *path, bool by_hash, struct alloc_code *ac)
 			found += read_symbols(elf, scn, &sh, by_hash, ac);
 	}
 	read_image(elf, ac);
-	if (found && gelf_getehdr(elf, &eh) && eh.e_machine == EM_X86_64) {
+	if (decode && found && gelf_getehdr(elf, &eh) && eh.e_machine == EM_X86_64) {
 		read_code(elf, ac);
 		find_returns(elf, ac);
 		ac->code_read = true;
@@ -662,10 +662,15 @@ static int read_file(const char *path, bool by_hash, struct alloc_code *ac)
 
 int alloc_code__read(const char *path, struct alloc_code *ac)
 {
-	return read_file(path, true, ac);
+	return read_file(path, true, true, ac);
 }
 
 int alloc_code__read_scanning(const char *path, struct alloc_code *ac)
 {
-	return read_file(path, false, ac);
+	return read_file(path, false, true, ac);
+}
+
+int alloc_code__read_names(const char *path, struct alloc_code *ac)
+{
+	return read_file(path, true, false, ac);
 }

@@ -13,8 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/probe/alloc-code.h"
+#include "util/probe/allocators.h"
 #include "util/probe/backend.h"
+#include "util/symbol/needed-libs.h"
 #include "util/usage.h"
+#include "util/util.h"
 
 #define SHIM_FILE	"libmemtrack-preload.so"
 #define ENVIRON_MAX	(1 << 20)
@@ -418,4 +422,67 @@ out:
 	free(words);
 	close(fd);
 	return err;
+}
+
+/* defines an allocator function the shim does not interpose, under a name of its own */
+static bool defines_foreign(const struct alloc_code *ac)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_alloc_symbols; i++)
+		if (ac->fns[i].offset && !(alloc_symbols[i].flags & ALLOC_SYM_INTERPOSED) &&
+		    !(ac->fns[i].flags & ALLOC_FN_ALIAS))
+			return true;
+	return false;
+}
+
+static bool defines(const struct alloc_code *ac, const char *name)
+{
+	int i = alloc_symbol__find(name);
+
+	return i >= 0 && ac->fns[i].offset;
+}
+
+/* the names fd's file defines, read through /proc: fd is a regular file, the path may not be */
+static int read_names(int fd, struct alloc_code *ac)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return alloc_code__read_names(path, ac);
+}
+
+static int lib_guess(int fd, const char *path __maybe_unused, void *arg)
+{
+	struct alloc_code *ac = arg;
+
+	return read_names(fd, ac) > 0 && defines_foreign(ac);
+}
+
+const char *backend__guess_links(const char *name)
+{
+	struct alloc_code *ac = malloc(sizeof(*ac));
+	const char *why = NULL;
+	char path[PATH_MAX];
+	int fd = -1;
+
+	if (ac)
+		fd = open_program(name, path, sizeof(path));
+	if (fd < 0) {
+		free(ac);
+		return NULL;
+	}
+	if (read_names(fd, ac) < 0)
+		;	/* not an ELF file: a script, whose interpreter is not looked at */
+	else if (!ac->interp)
+		why = "a static executable";
+	else if (defines(ac, "malloc") || defines(ac, "free"))
+		why = "an executable with an allocator of its own";
+	else if (defines_foreign(ac))
+		why = "an executable with allocator functions the shim does not see";
+	else if (needed_libs__each(fd, path, lib_guess, ac) > 0)
+		why = "a library with allocator functions the shim does not see";
+	close(fd);
+	free(ac);
+	return why;
 }

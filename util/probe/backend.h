@@ -52,5 +52,14 @@ int backend__unpreload(pid_t pid, const struct shim_env *env);
 bool backend__secure_exec(pid_t pid);
 /* pid's executable is static (no PT_INTERP) */
 bool backend__static_exe(pid_t pid);
+/*
+ * Whether the program name runs (found as execvp() finds it) will have
+ * allocator probes linked as it starts, guessed before it runs: its
+ * executable is static or defines malloc or free, or it or a library it
+ * needs (util/symbol/needed-libs.h) defines allocator functions the shim
+ * does not interpose.  Names only, no code decoded: a function that merely
+ * wraps libc's counts too.  The reason, or NULL.
+ */
+const char *backend__guess_links(const char *name);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "util/probe/backend.h"
 #include "util/probe/bpf_grace_warmer.h"
 #include "util/probe/uprobe-multi.h"
 #include "util/usage.h"
@@ -68,12 +69,19 @@ static int returns_zero(void)
 static void *warm(void *arg)
 {
 	struct grace_warmer *w = arg;
+	const char *why = NULL;
 	uint64_t off;
-	int prog;
+	int prog, err;
 
-	w->link_fd = target_offset(&off);
-	if (w->link_fd)
+	if (w->program && !(why = backend__guess_links(w->program)))
 		return NULL;
+	if (why)
+		pr_debug("warming the kernel's uprobe lock: %s is %s\n", w->program, why);
+	err = target_offset(&off);
+	if (err) {
+		w->link_fd = err;
+		return NULL;
+	}
 	prog = returns_zero();
 	if (prog < 0) {
 		w->link_fd = prog;
@@ -84,8 +92,9 @@ static void *warm(void *arg)
 	return NULL;
 }
 
-void grace_warmer__start(struct grace_warmer *w)
+void grace_warmer__start(struct grace_warmer *w, const char *program)
 {
+	w->program = program;
 	w->link_fd = -1;
 	w->started = !pthread_create(&w->thread, NULL, warm, w);
 }

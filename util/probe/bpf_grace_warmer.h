@@ -12,15 +12,20 @@
  * not wait.  The warmer registers one uprobe, in memtrack's own code that
  * never runs and for memtrack's pid alone, on a thread of its own while
  * the BPF programs load: the first process's probes are then linked
- * inside that window.  Its link stays until the run ends.
+ * inside that window.  Its link stays until the run ends.  Where the shim
+ * serves the tree, few runs link probes at all: the warmer links only
+ * when the command's program looks like one that will as it starts
+ * (backend__guess_links()).
  */
 struct grace_warmer {
 	pthread_t thread;
 	bool started;
-	int link_fd;		/* -errno if the link could not be made */
+	const char *program;	/* to guess from; NULL: it links whatever */
+	int link_fd;		/* -errno if the link could not be made, -1 if not tried */
 };
 
-void grace_warmer__start(struct grace_warmer *w);
+/* program (kept until finish) is the command's, or NULL when its first links are sure */
+void grace_warmer__start(struct grace_warmer *w, const char *program);
 /* the link's fd (the caller closes it), or -1 */
 int grace_warmer__finish(struct grace_warmer *w);
 

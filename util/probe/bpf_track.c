@@ -263,8 +263,8 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_print);
 	t->alloc_prog[0] = t->alloc_prog[1] = -1;
-	if (opts->bpf_traces_all)
-		grace_warmer__start(&t->warmer);
+	if (opts->bpf_traces_all || opts->program)
+		grace_warmer__start(&t->warmer, opts->bpf_traces_all ? NULL : opts->program);
 	t->skel = memtrack_bpf__open();
 	if (!t->skel) {
 		err = -errno;

@@ -33,6 +33,7 @@ struct bpf_track_opts {
 	 * BPF's at once; else the shim serves most of them
 	 */
 	bool bpf_traces_all;
+	const char *program;		/* the command's (argv[0]); NULL with -p */
 	struct mt_file_id shim_file;	/* the preload shim, never probed */
 	uint64_t pidns_dev, pidns_ino;	/* memtrack's pid namespace; 0: the initial one */
 };

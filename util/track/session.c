@@ -215,6 +215,7 @@ int session__load_bpf(struct track_session *s)
 		.share_after = s->backend == BACKEND_BPF || s->attach ? s->opts->shared_probes : 0,
 		.quiet = s->opts->quiet,
 		.bpf_traces_all = s->backend == BACKEND_BPF || s->attach,
+		.program = s->program,
 		/* as BPF reads a superblock's dev_t */
 		.shim_file = { ((uint64_t)major(s->shim.dev) << 20) | minor(s->shim.dev), s->shim.ino },
 	};

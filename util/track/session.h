@@ -115,6 +115,7 @@ struct track_session {
 	char artifact_path[PATH_MAX];
 	char artifact_name[NAME_MAX + 1];	/* in out_dirfd */
 	bool via_shell;			/* "<command>" runs through /bin/sh -c */
+	const char *program;		/* the command's argv[0]; NULL with -p */
 	int not_started;		/* the command's exec failed: why (errno) */
 	const char *libc_path;
 	char *command;
