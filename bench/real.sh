@@ -58,7 +58,7 @@ run() {
 	echo "$(( $(now) - t0 )) $rc" >"$work/$label.$round"
 }
 
-median_of() {	# <label>: median wall s, "-" if a run failed
+median_of() {	# <label>: median wall ms, "-" if a run failed
 	local f
 	for f in "$work/$1".[0-9]*; do
 		case $f in *.err) continue ;; esac
@@ -66,7 +66,7 @@ median_of() {	# <label>: median wall s, "-" if a run failed
 		[ "$rc" = 0 ] || { echo failed; return; }
 		echo "$ns"
 	done | sort -n | awk '/failed/ { bad = 1 } { v[NR] = $1 }
-		END { if (bad || !NR) print "-"; else printf "%.2f", v[int((NR + 1) / 2)] / 1e9 }'
+		END { if (bad || !NR) print "-"; else printf "%.1f", v[int((NR + 1) / 2)] / 1e6 }'
 }
 
 mkdir -p "$work/cxx" "$work/out"
@@ -110,7 +110,7 @@ done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b <= 0) print "-"; else printf "%.1fx", a / b }'; }
 
-echo "| command | bare s | memtrack s | x bare | heaptrack s | x bare | processes (memtrack) |"
+echo "| command | bare ms | memtrack ms | x bare | heaptrack ms | x bare | processes (memtrack) |"
 echo "|---|---:|---:|---:|---:|---:|---|"
 i=0
 for c in "${cmds[@]}"; do
