@@ -2,8 +2,9 @@
 /*
  * The shims' CFI rules kept from run to run: a table written is read back
  * slot for slot, into another table, by a run of the same user alone; a
- * table to which the run's shims added no rule is not written again (the
- * count after the slots, shim-abi.h); a file that is not
+ * table to which the run's shims added no rule, or fewer than are worth
+ * the write, is not written again (the count after the slots, shim-abi.h);
+ * one that is goes over the file it was read from, in place; a file that is not
  * one memtrack wrote for that user (its size, its header, its owner and
  * mode, a link, a directory) is not read, and is replaced by the next run
  * that has rules to keep.
@@ -81,11 +82,38 @@ static ino_t inode_of(const char *name)
 	return fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) ? 0 : st.st_ino;
 }
 
+#define MARK_SLOT	(SLOTS - 2)
+#define MARK		0x5a
+
+/* the first byte of slot i in the file, -1 if it cannot be read */
+static int file_byte(size_t i)
+{
+	int fd = openat(dir, "cfi-rules.4242", O_RDONLY);
+	unsigned char b;
+	ssize_t n = fd < 0 ? -1 : pread(fd, &b, 1, 4096 + i * sizeof(struct shim_rule_slot));
+
+	if (fd >= 0)
+		close(fd);
+	return n == 1 ? b : -1;
+}
+
+static void mark_file(unsigned char b)
+{
+	int fd = openat(dir, "cfi-rules.4242", O_WRONLY);
+
+	CHECK(fd >= 0 && pwrite(fd, &b, 1, 4096 + MARK_SLOT * sizeof(struct shim_rule_slot)) == 1,
+	      "mark");
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * A run whose shims, once the file is read, put `to` in slot i and count n
- * rules computed; the rules it read, and in *counted those it counted.
+ * rules computed; the rules it read, in *counted those it counted, and in
+ * *wrote whether it wrote the file (a mark put there once it was read is gone).
  */
-static uint64_t run_storing(size_t i, struct shim_rule_slot to, uint64_t n, uint64_t *counted)
+static uint64_t run_storing(size_t i, struct shim_rule_slot to, uint64_t n, uint64_t *counted,
+			    bool *wrote)
 {
 	struct shim_rule_slot *t;
 	int fd = new_table(&t);
@@ -93,11 +121,15 @@ static uint64_t run_storing(size_t i, struct shim_rule_slot to, uint64_t n, uint
 
 	rule_cache__start(&c, dir, UID, fd, true);
 	rule_cache__wait(&c);
+	mark_file(MARK);
 	t[i] = to;
 	stored(t, n);
 	rule_cache__finish(&c);
 	if (counted)
 		*counted = rule_cache__stored(&c);
+	if (wrote)
+		*wrote = file_byte(MARK_SLOT) != MARK;
+	mark_file(0);	/* read as a rule by the next run, else */
 	drop_table(fd, t);
 	return rule_cache__loaded(&c);
 }
@@ -107,6 +139,7 @@ static void test_round_trip(void)
 	struct shim_rule_slot *a, *b, replaced = { 0x1002, 0xabc2 ^ 1 };
 	uint64_t counted = 0;
 	int ta = new_table(&a), tb = new_table(&b);
+	bool wrote = false;
 	struct stat st;
 	ino_t ino;
 
@@ -117,30 +150,32 @@ static void test_round_trip(void)
 	CHECK(!fstatat(dir, "cfi-rules.4242", &st, 0) && (st.st_mode & 0777) == 0600 &&
 	      st.st_size == 4096 + (off_t)SHIM_RULES_SIZE, "written, its user's alone");
 	ino = inode_of("cfi-rules.4242");
-	CHECK_U64(run(UID, tb), sizeof(some) / sizeof(*some), "second run: every rule read");
-	CHECK(!memcmp(a, b, SHIM_RULES_SIZE), "second run: slot for slot");
-	CHECK(((struct shim_rules_tail *)(b + SLOTS))->stored == 0, "second run: nothing stored");
-	CHECK(inode_of("cfi-rules.4242") == ino, "unchanged: not written again");
+	CHECK_U64(run_storing(some[0], (struct shim_rule_slot){ 0x1000, 0xabc0 }, 0, NULL, &wrote),
+		  sizeof(some) / sizeof(*some), "second run: every rule read");
+	CHECK(!wrote, "unchanged: not written again");
+	CHECK_U64(run(UID, tb), sizeof(some) / sizeof(*some), "third run: every rule read");
+	CHECK(!memcmp(a, b, SHIM_RULES_SIZE), "third run: slot for slot");
+	CHECK(((struct shim_rules_tail *)(b + SLOTS))->stored == 0, "third run: nothing stored");
 	drop_table(tb, b);
 	/* a rule a shim adds once the file is read */
-	CHECK_U64(run_storing(SLOTS - 300, (struct shim_rule_slot){ 7, 8 }, MANY, NULL),
-		  sizeof(some) / sizeof(*some), "third run: read");
-	CHECK(inode_of("cfi-rules.4242") != ino, "a rule added: written again");
+	CHECK_U64(run_storing(SLOTS - 300, (struct shim_rule_slot){ 7, 8 }, MANY, NULL, &wrote),
+		  sizeof(some) / sizeof(*some), "fourth run: read");
+	CHECK(wrote, "a rule added: written again");
+	CHECK(inode_of("cfi-rules.4242") == ino, "written in place, over the file read");
 	tb = new_table(&b);
-	CHECK_U64(run(UID, tb), sizeof(some) / sizeof(*some) + 1, "fourth run: the added rule too");
-	CHECK(b[SLOTS - 300].key == 7 && b[SLOTS - 300].val == 8, "fourth run: in its slot");
+	CHECK_U64(run(UID, tb), sizeof(some) / sizeof(*some) + 1, "fifth run: the added rule too");
+	CHECK(b[SLOTS - 300].key == 7 && b[SLOTS - 300].val == 8, "fifth run: in its slot");
 	drop_table(tb, b);
 	/* a rule in the place of another: as many, but not the same */
-	ino = inode_of("cfi-rules.4242");
-	run_storing(some[2], replaced, 1, NULL);
-	CHECK(inode_of("cfi-rules.4242") == ino, "a rule replaced, a few computed: not written");
-	run_storing(some[2], replaced, MANY, &counted);
-	CHECK(inode_of("cfi-rules.4242") != ino, "a rule replaced, many computed: written again");
-	CHECK_U64(counted, MANY, "the rules computed, counted");
+	run_storing(some[2], replaced, 255, NULL, &wrote);
+	CHECK(!wrote, "a rule replaced, 255 computed: not worth the write");
+	run_storing(some[2], replaced, 256, &counted, &wrote);
+	CHECK(wrote, "a rule replaced, 256 computed: written again");
+	CHECK_U64(counted, 256, "the rules computed, counted");
+	CHECK(file_byte(some[2]) == (int)(replaced.key & 0xff), "the replaced rule in the file");
 	/* slots rewritten, and no rule stored: not written */
-	ino = inode_of("cfi-rules.4242");
-	run_storing(some[3], (struct shim_rule_slot){ 0x1003, 0xabc3 ^ 1 }, 0, NULL);
-	CHECK(inode_of("cfi-rules.4242") == ino, "slots rewritten, none stored: not written");
+	run_storing(some[3], (struct shim_rule_slot){ 0x1003, 0xabc3 ^ 1 }, 0, NULL, &wrote);
+	CHECK(!wrote, "slots rewritten, none stored: not written");
 	tb = new_table(&b);
 	CHECK_U64(run(UID + 1, tb), 0, "another user's runs: not read");
 	CHECK(b[0].key == 0, "another user's runs: the table left empty");
