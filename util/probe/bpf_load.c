@@ -5,8 +5,8 @@
  * about 2 ms for 8 MiB, and a hash map's buckets, 0.3 ms for 64K): a job
  * per map, the rings first, taken by a helper thread and by the caller
  * once it has read the kernel's offsets.
- * Then the verifier checks one instance's programs here and the other's
- * on another thread, both instances sharing every map.
+ * Then the verifier checks one instance's programs here and two others'
+ * in turn on another thread, every instance sharing every map.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -115,24 +115,29 @@ static void join_jobs(struct map_maker *m)
 }
 
 /*
- * The global data made too, and every map given to obj and to its twin
- * (another instance of the same object).  0 or the first -errno.
+ * The global data made too, and every map given to obj and to its twins
+ * (other instances of the same object).  0 or the first -errno.
  */
-int map_maker__finish(struct map_maker *m, struct bpf_object *obj, struct bpf_object *twin)
+int map_maker__finish(struct map_maker *m, struct bpf_object *obj,
+		      struct bpf_object *const *twins, unsigned int ntwins)
 {
-	struct bpf_map *map, *twin_map = NULL;
-	unsigned int i = 0;
-	int err = 0;
+	struct bpf_map *map, *twin_map[MAP_TWINS_MAX] = { NULL };
+	unsigned int i = 0, j;
+	int err = ntwins > MAP_TWINS_MAX ? -E2BIG : 0;
 
 	join_jobs(m);
 	bpf_object__for_each_map(map, obj) {
 		if (bpf_map__is_internal(map))
 			m->fd[i] = create_internal(map);
-		twin_map = bpf_object__next_map(twin, twin_map);
-		if (m->fd[i] < 0 || !twin_map)
-			err = err ? err : m->fd[i] < 0 ? m->fd[i] : -EINVAL;
-		else if (bpf_map__reuse_fd(map, m->fd[i]) || bpf_map__reuse_fd(twin_map, m->fd[i]))
-			err = err ? err : -errno;
+		if (m->fd[i] < 0 || bpf_map__reuse_fd(map, m->fd[i]))
+			err = err ? err : m->fd[i] < 0 ? m->fd[i] : -errno;
+		for (j = 0; j < ntwins && j < MAP_TWINS_MAX; j++) {
+			twin_map[j] = bpf_object__next_map(twins[j], twin_map[j]);
+			if (!twin_map[j])
+				err = err ? err : -EINVAL;
+			else if (m->fd[i] >= 0 && bpf_map__reuse_fd(twin_map[j], m->fd[i]))
+				err = err ? err : -errno;
+		}
 		i++;
 	}
 	return err;
@@ -150,35 +155,53 @@ void map_maker__exit(struct map_maker *m)
 	m->nmaps = 0;
 }
 
-struct load_job {
-	struct bpf_object_skeleton *s;
-	void (*then)(void);
-	int err;
-};
-
-static void *load_skeleton(void *arg)
+static void *load_in_turn(void *arg)
 {
-	struct load_job *j = arg;
+	struct bpf_loader *l = arg;
+	int err = bpf_object__load_skeleton(l->b);
 
-	j->err = bpf_object__load_skeleton(j->s);
-	if (j->then)
-		j->then();
+	pthread_mutex_lock(&l->lock);
+	l->err[0] = err;
+	l->stage = 1;
+	pthread_cond_broadcast(&l->done);
+	pthread_mutex_unlock(&l->lock);
+	if (l->then)
+		l->then();
+	err = bpf_object__load_skeleton(l->c);
+	pthread_mutex_lock(&l->lock);
+	l->err[1] = err;
+	l->stage = 2;
+	pthread_cond_broadcast(&l->done);
+	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
-/* a here, b on another thread: the verifier takes milliseconds a program */
-int bpf_load__both(struct bpf_object_skeleton *a, struct bpf_object_skeleton *b,
-		   void (*then)(void))
+void bpf_loader__start(struct bpf_loader *l, struct bpf_object_skeleton *b,
+		       struct bpf_object_skeleton *c, void (*then)(void))
 {
-	struct load_job jb = { .s = b, .then = then };
-	pthread_t thread;
-	bool started = !pthread_create(&thread, NULL, load_skeleton, &jb);
+	*l = (struct bpf_loader){ .b = b, .c = c, .then = then };
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->done, NULL);
+	l->started = !pthread_create(&l->thread, NULL, load_in_turn, l);
+}
+
+int bpf_loader__wait(struct bpf_loader *l, int stage)
+{
 	int err;
 
-	if (!started)
-		load_skeleton(&jb);
-	err = bpf_object__load_skeleton(a);
-	if (started)
-		pthread_join(thread, NULL);
-	return err ? err : jb.err;
+	if (!l->started && !l->stage)
+		load_in_turn(l);	/* no thread: both here, at once */
+	pthread_mutex_lock(&l->lock);
+	while (l->stage < stage)
+		pthread_cond_wait(&l->done, &l->lock);
+	err = l->err[0] ? l->err[0] : stage > 1 ? l->err[1] : 0;
+	pthread_mutex_unlock(&l->lock);
+	return err;
+}
+
+void bpf_loader__exit(struct bpf_loader *l)
+{
+	if (l->started)
+		pthread_join(l->thread, NULL);
+	l->started = false;
 }

@@ -14,8 +14,8 @@ struct bpf_object_skeleton;
 /*
  * The maps of an object made ahead of its load, by a helper thread and by
  * the caller once its own work is done, while the caller does other work;
- * then handed to the object and to its twin, a second instance of it that
- * loads other programs (bpf_load__both).
+ * then handed to the object and to its twins, other instances of it that
+ * load other programs (struct bpf_loader).
  */
 struct map_maker {
 	pthread_t helper;
@@ -27,10 +27,31 @@ struct map_maker {
 };
 
 int map_maker__start(struct map_maker *m, struct bpf_object *obj);
-int map_maker__finish(struct map_maker *m, struct bpf_object *obj, struct bpf_object *twin);
+#define MAP_TWINS_MAX	2
+int map_maker__finish(struct map_maker *m, struct bpf_object *obj,
+		      struct bpf_object *const *twins, unsigned int ntwins);
 void map_maker__exit(struct map_maker *m);
-/* then(), if any, runs after b's load on b's thread: a's is mostly the longer */
-int bpf_load__both(struct bpf_object_skeleton *a, struct bpf_object_skeleton *b,
-		   void (*then)(void));
+/*
+ * Three instances' programs loaded on both CPUs: the caller loads its own,
+ * while a thread loads b, runs then() (if any), and loads c.  The caller
+ * waits for b alone (stage 1), or for c too (stage 2): c's programs may
+ * still load while the caller goes on.  0, or the first -errno.
+ */
+struct bpf_loader {
+	pthread_t thread;
+	bool started;
+	struct bpf_object_skeleton *b, *c;
+	void (*then)(void);
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	int stage;		/* 1: b loaded, 2: c loaded too */
+	int err[2];
+};
+
+void bpf_loader__start(struct bpf_loader *l, struct bpf_object_skeleton *b,
+		       struct bpf_object_skeleton *c, void (*then)(void));
+int bpf_loader__wait(struct bpf_loader *l, int stage);
+/* waits for the thread: c loaded, or failed */
+void bpf_loader__exit(struct bpf_loader *l);
 
 #endif

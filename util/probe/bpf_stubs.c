@@ -15,6 +15,12 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 	return -EOPNOTSUPP;
 }
 
+int bpf_track__wait_loaded(struct bpf_track *t)
+{
+	(void)t;
+	return -EOPNOTSUPP;
+}
+
 int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 {
 	(void)t;
@@ -156,11 +162,6 @@ void bpf_track__use_guardian(struct bpf_track *t, int guardian_fd)
 	(void)t, (void)guardian_fd;
 }
 
-int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max)
-{
-	(void)t, (void)ids, (void)max;
-	return 0;
-}
 
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
 {

@@ -67,6 +67,9 @@ struct shared_link {
 struct bpf_track {
 	struct memtrack_bpf *skel;	/* the tracepoints' programs, and every map */
 	int alloc_prog[2];		/* the allocator probes': entry, return */
+	struct bpf_loader loader;	/* theirs may still load (bpf_track__wait_loaded()) */
+	struct memtrack_bpf *probes;	/* their instance, until then */
+	int probes_err;
 	struct bpf_link *moved_links[MOVED_TRACEPOINTS];	/* the second instance's */
 	struct shared_link shared[MT_SHARED_MAX];
 	unsigned int nshared, share_after;
@@ -114,8 +117,9 @@ static int learn_pid_namespace(struct bpf_track *t)
 }
 
 /*
- * Tracepoints verified with the allocator probes, so that each instance's
- * load takes about as long: 3.4 and 3.6 ms, where it was 4.1 and 2.9.
+ * Tracepoints verified on the loader's thread, before the allocator
+ * probes: main's programs take 3.3 ms to load, these 0.9, the probes' 3.1,
+ * which may go on loading while the command is started.
  */
 static void moved_tracepoints(struct memtrack_bpf *skel,
 			      struct bpf_program *progs[MOVED_TRACEPOINTS])
@@ -125,24 +129,36 @@ static void moved_tracepoints(struct memtrack_bpf *skel,
 	progs[2] = skel->progs.signal_generate;
 }
 
-/* the allocator probes' programs and the moved tracepoints in probes, every other in main */
-static void split_programs(struct memtrack_bpf *main, struct memtrack_bpf *probes)
+static void load_only(struct memtrack_bpf *skel, struct bpf_program *const *progs, unsigned int n)
 {
-	struct bpf_program *prog, *moved[2][MOVED_TRACEPOINTS];
+	struct bpf_program *prog;
 	unsigned int i;
 
-	bpf_object__for_each_program(prog, probes->obj)
+	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, false);
+	for (i = 0; i < n; i++)
+		bpf_program__set_autoload(progs[i], true);
+}
+
+/*
+ * The allocator probes' programs in probes, the moved tracepoints in
+ * moved, every other in main
+ */
+static void split_programs(struct memtrack_bpf *main, struct memtrack_bpf *moved,
+			   struct memtrack_bpf *probes)
+{
+	struct bpf_program *moved_progs[MOVED_TRACEPOINTS];
+	struct bpf_program *alloc_progs[] = { probes->progs.alloc_enter, probes->progs.alloc_exit };
+	unsigned int i;
+
 	bpf_program__set_autoload(main->progs.alloc_enter, false);
 	bpf_program__set_autoload(main->progs.alloc_exit, false);
-	bpf_program__set_autoload(probes->progs.alloc_enter, true);
-	bpf_program__set_autoload(probes->progs.alloc_exit, true);
-	moved_tracepoints(main, moved[0]);
-	moved_tracepoints(probes, moved[1]);
-	for (i = 0; i < MOVED_TRACEPOINTS; i++) {
-		bpf_program__set_autoload(moved[0][i], false);
-		bpf_program__set_autoload(moved[1][i], true);
-	}
+	moved_tracepoints(main, moved_progs);
+	for (i = 0; i < MOVED_TRACEPOINTS; i++)
+		bpf_program__set_autoload(moved_progs[i], false);
+	moved_tracepoints(moved, moved_progs);
+	load_only(moved, moved_progs, MOVED_TRACEPOINTS);
+	load_only(probes, alloc_progs, ARRAY_SIZE(alloc_progs));
 	bpf_program__set_expected_attach_type(probes->progs.alloc_enter,
 					      UPROBE_MULTI_ATTACH_TYPE);
 	bpf_program__set_expected_attach_type(probes->progs.alloc_exit,
@@ -200,58 +216,108 @@ static void set_rodata(struct memtrack_bpf *skel, const struct bpf_track_opts *o
 	skel->rodata->pidns_ino = opts->pidns_ino;
 }
 
-/* of the second instance, the probes' programs and the moved tracepoints' links */
-static int keep_second_instance(struct bpf_track *t, struct memtrack_bpf *probes)
+/* of the moved tracepoints' instance, the links alone */
+static int attach_moved(struct bpf_track *t, struct memtrack_bpf *moved)
 {
-	struct bpf_program *moved[MOVED_TRACEPOINTS];
+	struct bpf_program *progs[MOVED_TRACEPOINTS];
 	unsigned int i;
 
-	t->alloc_prog[0] = fcntl(bpf_program__fd(probes->progs.alloc_enter), F_DUPFD_CLOEXEC, 0);
-	t->alloc_prog[1] = fcntl(bpf_program__fd(probes->progs.alloc_exit), F_DUPFD_CLOEXEC, 0);
-	if (t->alloc_prog[0] < 0 || t->alloc_prog[1] < 0)
-		return -errno;
 	/* they see nothing until the tree's first process is tracked */
-	moved_tracepoints(probes, moved);
+	moved_tracepoints(moved, progs);
 	for (i = 0; i < MOVED_TRACEPOINTS; i++)
-		if (!(t->moved_links[i] = bpf_program__attach(moved[i])))
+		if (!(t->moved_links[i] = bpf_program__attach(progs[i])))
 			return -errno;
 	return 0;
 }
 
 /*
- * Two instances of the object, loaded at once (bpf_load.c): the tracepoints'
- * programs in t->skel, the allocator probes' and a few tracepoints' in a
- * second, of which only the programs and links are kept (each of its maps
- * is another descriptor).
+ * Four instances of the object would be a descriptor per map each: of the
+ * moved tracepoints' and the probes' only the links and programs are kept
+ * (twenty descriptors more made the shim's connection fail under ulimit
+ * -n 100).
+ */
+static int open_instances(struct memtrack_bpf **moved, struct memtrack_bpf **probes)
+{
+	*moved = memtrack_bpf__open();
+	*probes = *moved ? memtrack_bpf__open() : NULL;
+	return *probes ? 0 : -errno;
+}
+
+/*
+ * Three instances of the object (bpf_load.c): the tracepoints' programs in
+ * t->skel, loaded here, a few tracepoints' in a second and the allocator
+ * probes' in a third, loaded on a thread in turn; the probes' may still
+ * load when this returns.
  */
 static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 {
-	struct memtrack_bpf *skel = t->skel, *probes = NULL;
+	struct memtrack_bpf *skel = t->skel, *moved = NULL, *probes = NULL;
 	struct map_maker maps;
 	int err;
 
 	size_maps(skel, opts);
 	err = map_maker__start(&maps, skel->obj);
-	/* the second instance and the kernel's offsets while the maps are made */
-	if (!err && !(probes = memtrack_bpf__open()))
-		err = -errno;
+	/* the other instances and the kernel's offsets while the maps are made */
+	if (!err)
+		err = open_instances(&moved, &probes);
 	if (!err)
 		err = kernel_offsets__read_cached((struct mt_kernel_offsets *)&skel->rodata->koff);
 	if (!err) {
 		set_rodata(skel, opts);
 		bpf_program__set_autoattach(skel->progs.learn_pidns, false);
 		bpf_program__set_autoload(skel->progs.learn_pidns, opts->pidns_ino != 0);
-		split_programs(skel, probes);
-		err = map_maker__finish(&maps, skel->obj, probes->obj);
+		split_programs(skel, moved, probes);
+		err = map_maker__finish(&maps, skel->obj,
+					(struct bpf_object *[]){ moved->obj, probes->obj }, 2);
 	}
 	map_maker__exit(&maps);
+	if (!err) {
+		/*
+		 * capstone before the probes: memtrack's libc is decoded once
+		 * this thread's programs are in, and dlopen() holds the
+		 * loader's lock that every pthread_create() of the pipeline's
+		 * start would wait for
+		 */
+		bpf_loader__start(&t->loader, moved->skeleton, probes->skeleton, disasm__load);
+		t->probes = probes;
+		probes = NULL;
+		err = bpf_object__load_skeleton(skel->skeleton);
+		if (!err)
+			err = bpf_loader__wait(&t->loader, 1);
+	}
 	if (!err)
-		/* capstone, for the first process's libc, while this thread still loads */
-		err = bpf_load__both(skel->skeleton, probes->skeleton, disasm__load);
-	if (!err)
-		err = keep_second_instance(t, probes);
+		err = attach_moved(t, moved);
+	memtrack_bpf__destroy(moved);
 	memtrack_bpf__destroy(probes);
 	return err;
+}
+
+/* the probes' programs loaded, or why not (once) */
+static int take_probes(struct bpf_track *t)
+{
+	int err;
+
+	if (!t->probes)
+		return t->probes_err;
+	err = bpf_loader__wait(&t->loader, 2);
+	bpf_loader__exit(&t->loader);
+	if (!err) {
+		t->alloc_prog[0] = fcntl(bpf_program__fd(t->probes->progs.alloc_enter),
+					 F_DUPFD_CLOEXEC, 0);
+		t->alloc_prog[1] = fcntl(bpf_program__fd(t->probes->progs.alloc_exit),
+					 F_DUPFD_CLOEXEC, 0);
+		if (t->alloc_prog[0] < 0 || t->alloc_prog[1] < 0)
+			err = -errno;
+	}
+	memtrack_bpf__destroy(t->probes);
+	t->probes = NULL;
+	t->probes_err = err;
+	return err;
+}
+
+int bpf_track__wait_loaded(struct bpf_track *t)
+{
+	return take_probes(t);
 }
 
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
@@ -354,9 +420,12 @@ static int tell_bpf_linked(struct bpf_track *t, pid_t pid, const struct mt_file_
 static int link_set(struct bpf_track *t, pid_t pid, const struct probe_set *set,
 		    const char *path, int *fds)
 {
+	int err;
+
 	if (!set->nentry)
 		return 0;
-	return probe_set__link(set, t->alloc_prog[0], t->alloc_prog[1], path, pid, fds);
+	err = take_probes(t);
+	return err ? err : probe_set__link(set, t->alloc_prog[0], t->alloc_prog[1], path, pid, fds);
 }
 
 /*
@@ -441,7 +510,9 @@ static int link_shared(struct bpf_track *t, const struct probe_file *f, const ch
 		set.entry_cookies[i] = f->seen.entry_cookies[i] | mark;
 	for (i = 0; i < set.nreturn; i++)
 		set.ret_cookies[i] = f->seen.ret_cookies[i] | mark;
-	err = probe_set__link(&set, t->alloc_prog[0], t->alloc_prog[1], path, 0, fds);
+	err = take_probes(t);
+	if (!err)
+		err = probe_set__link(&set, t->alloc_prog[0], t->alloc_prog[1], path, 0, fds);
 	free(set.entry_cookies);
 	return err;
 }
@@ -1204,33 +1275,6 @@ int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring)
 	}
 }
 
-static int prog_id(int fd, uint32_t *id)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -1;
-	*id = info.id;
-	return 0;
-}
-
-int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max)
-{
-	struct bpf_program *prog;
-	unsigned int i;
-	int n = 0;
-
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (n < max && !prog_id(bpf_program__fd(prog), &ids[n]))
-			n++;
-	}
-	for (i = 0; i < ARRAY_SIZE(t->alloc_prog); i++)
-		if (n < max && !prog_id(t->alloc_prog[i], &ids[n]))
-			n++;
-	return n;
-}
-
 int bpf_track__pressure_fd(struct bpf_track *t)
 {
 	return bpf_map__fd(t->skel->maps.pressure_stopped);
@@ -1340,6 +1384,7 @@ void bpf_track__close(struct bpf_track *t)
 	if (!t)
 		return;
 	bpf_track__detach(t, -1);
+	take_probes(t);		/* the loader's thread done with them */
 	memtrack_bpf__destroy(t->skel);
 	for (i = 0; i < ARRAY_SIZE(t->alloc_prog); i++)
 		if (t->alloc_prog[i] >= 0)

@@ -58,6 +58,12 @@ struct code_scan {
 
 /* opens, loads and attaches the tracepoints; 0 or -errno */
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts);
+/*
+ * The allocator probes' programs may still load when bpf_track__open()
+ * returns (none of the command's processes can need them yet): 0 once
+ * they are in, or why they cannot be.
+ */
+int bpf_track__wait_loaded(struct bpf_track *t);
 /* finds the allocator functions of the libc this process uses */
 int bpf_track__attach_libc(struct bpf_track *t, const char **path);
 /* puts the probes into memtrack itself and takes them out: does probing work here */
@@ -131,8 +137,6 @@ int bpf_track__ring_fd(struct bpf_track *t, enum mt_ring_id ring);
 int bpf_track__pressure_fd(struct bpf_track *t);
 /* the links of processes gone are released by the guardian from now on */
 void bpf_track__use_guardian(struct bpf_track *t, int guardian_fd);
-/* the ids of the loaded programs, for the guardian; returns how many */
-int bpf_track__prog_ids(struct bpf_track *t, uint32_t *ids, int max);
 /* a counter BPF bumps at every stop, read through the mmapped .bss */
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t);
 /* holds for new code that another's SIGCONT ended before the probes were there */

@@ -886,6 +886,8 @@ static int status_figures_start(struct track_session *s)
 
 int track_session__start(struct track_session *s)
 {
+	int err;
+
 	/*
 	 * The pipeline runs ahead of the processes it drains: on a loaded
 	 * machine a starved poller means stopped producers.  The command
@@ -908,6 +910,10 @@ int track_session__start(struct track_session *s)
 	}
 	if (start_pipeline(s))
 		return -1;
+	/* they loaded while the pipeline started: the command runs with them */
+	err = bpf_track__wait_loaded(s->bpf);
+	if (err)
+		return fatal("cannot load the allocator probes: %s", strerror(-err));
 	return status_figures_start(s);
 }
 
