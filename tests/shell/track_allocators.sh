@@ -77,7 +77,8 @@ test_cxx() {
 }
 
 test_static_after_exec() {
-	# a shell that execs a static jemalloc program: found when it is exec'd
+	# a shell that execs a static jemalloc program: found when it is exec'd (the shell is
+	# no program that links probes at once: the probes' programs load at their first use)
 	rm -f "$tmp"/*.msgpack
 	art=$(track_workload "$tmp" "$WORKLOADS/alloc_loop_jemalloc_static; true")
 	report_json "$art" "$tmp/r.json"

@@ -73,7 +73,14 @@ static void *warm(void *arg)
 	uint64_t off;
 	int prog, err;
 
-	if (w->program && !(why = backend__guess_links(w->program)))
+	if (w->program)
+		why = backend__guess_links(w->program);
+	pthread_mutex_lock(&w->lock);
+	w->why = why;
+	w->guessed = true;
+	pthread_cond_broadcast(&w->guessed_cond);
+	pthread_mutex_unlock(&w->lock);
+	if (w->program && !why)
 		return NULL;
 	if (why)
 		pr_debug("warming the kernel's uprobe lock: %s is %s\n", w->program, why);
@@ -96,7 +103,25 @@ void grace_warmer__start(struct grace_warmer *w, const char *program)
 {
 	w->program = program;
 	w->link_fd = -1;
+	w->guessed = false;
+	w->why = NULL;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->guessed_cond, NULL);
 	w->started = !pthread_create(&w->thread, NULL, warm, w);
+}
+
+bool grace_warmer__links_soon(struct grace_warmer *w)
+{
+	bool soon;
+
+	if (!w->started)
+		return true;	/* no guess: as if it said so */
+	pthread_mutex_lock(&w->lock);
+	while (!w->guessed)
+		pthread_cond_wait(&w->guessed_cond, &w->lock);
+	soon = !w->program || w->why;
+	pthread_mutex_unlock(&w->lock);
+	return soon;
 }
 
 int grace_warmer__finish(struct grace_warmer *w)

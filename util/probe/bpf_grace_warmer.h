@@ -21,11 +21,17 @@ struct grace_warmer {
 	pthread_t thread;
 	bool started;
 	const char *program;	/* to guess from; NULL: it links whatever */
+	pthread_mutex_t lock;
+	pthread_cond_t guessed_cond;
+	bool guessed;
+	const char *why;	/* the guess: why links come soon, or NULL */
 	int link_fd;		/* -errno if the link could not be made, -1 if not tried */
 };
 
 /* program (kept until finish) is the command's, or NULL when its first links are sure */
 void grace_warmer__start(struct grace_warmer *w, const char *program);
+/* whether the command's first process links probes soon: the guess, once made */
+bool grace_warmer__links_soon(struct grace_warmer *w);
 /* the link's fd (the caller closes it), or -1 */
 int grace_warmer__finish(struct grace_warmer *w);
 

@@ -159,6 +159,7 @@ static void *load_in_turn(void *arg)
 {
 	struct bpf_loader *l = arg;
 	int err = bpf_object__load_skeleton(l->b);
+	bool load_c;
 
 	pthread_mutex_lock(&l->lock);
 	l->err[0] = err;
@@ -167,34 +168,56 @@ static void *load_in_turn(void *arg)
 	pthread_mutex_unlock(&l->lock);
 	if (l->then)
 		l->then();
-	err = bpf_object__load_skeleton(l->c);
+	load_c = !l->c_now || l->c_now(l->arg);
+	if (load_c)
+		err = bpf_object__load_skeleton(l->c);
 	pthread_mutex_lock(&l->lock);
-	l->err[1] = err;
-	l->stage = 2;
+	if (load_c) {
+		l->err[1] = err;
+		l->stage = 2;
+	}
+	l->thread_done = true;
 	pthread_cond_broadcast(&l->done);
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
-void bpf_loader__start(struct bpf_loader *l, struct bpf_object_skeleton *b,
-		       struct bpf_object_skeleton *c, void (*then)(void))
+void bpf_loader__start(struct bpf_loader *l, const struct bpf_loader_job *job)
 {
-	*l = (struct bpf_loader){ .b = b, .c = c, .then = then };
+	*l = (struct bpf_loader){ .b = job->b, .c = job->c, .then = job->then,
+				  .c_now = job->c_now, .arg = job->arg };
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->done, NULL);
 	l->started = !pthread_create(&l->thread, NULL, load_in_turn, l);
+	if (!l->started)
+		load_in_turn(l);	/* no thread: all of it here, at once */
 }
 
 int bpf_loader__wait(struct bpf_loader *l, int stage)
 {
 	int err;
 
-	if (!l->started && !l->stage)
-		load_in_turn(l);	/* no thread: both here, at once */
 	pthread_mutex_lock(&l->lock);
-	while (l->stage < stage)
+	while (l->stage < stage && !(l->thread_done && stage > 1))
 		pthread_cond_wait(&l->done, &l->lock);
+	if (l->stage < stage) {
+		/* c left for its first use: loaded now, by this caller */
+		l->err[1] = bpf_object__load_skeleton(l->c);
+		l->stage = 2;
+	}
 	err = l->err[0] ? l->err[0] : stage > 1 ? l->err[1] : 0;
+	pthread_mutex_unlock(&l->lock);
+	return err;
+}
+
+int bpf_loader__finish(struct bpf_loader *l)
+{
+	int err;
+
+	pthread_mutex_lock(&l->lock);
+	while (!l->thread_done)
+		pthread_cond_wait(&l->done, &l->lock);
+	err = l->err[0] ? l->err[0] : l->err[1];
 	pthread_mutex_unlock(&l->lock);
 	return err;
 }

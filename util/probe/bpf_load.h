@@ -33,25 +33,36 @@ int map_maker__finish(struct map_maker *m, struct bpf_object *obj,
 void map_maker__exit(struct map_maker *m);
 /*
  * Three instances' programs loaded on both CPUs: the caller loads its own,
- * while a thread loads b, runs then() (if any), and loads c.  The caller
- * waits for b alone (stage 1), or for c too (stage 2): c's programs may
- * still load while the caller goes on.  0, or the first -errno.
+ * while a thread loads b, runs then() (if any), and loads c unless c_now()
+ * says not yet: then the first wait for c loads it, in its caller.
  */
+struct bpf_loader_job {
+	struct bpf_object_skeleton *b, *c;
+	void (*then)(void);
+	bool (*c_now)(void *arg);	/* NULL: c now */
+	void *arg;
+};
+
 struct bpf_loader {
 	pthread_t thread;
 	bool started;
 	struct bpf_object_skeleton *b, *c;
 	void (*then)(void);
+	bool (*c_now)(void *arg);
+	void *arg;
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 	int stage;		/* 1: b loaded, 2: c loaded too */
+	bool thread_done;
 	int err[2];
 };
 
-void bpf_loader__start(struct bpf_loader *l, struct bpf_object_skeleton *b,
-		       struct bpf_object_skeleton *c, void (*then)(void));
+void bpf_loader__start(struct bpf_loader *l, const struct bpf_loader_job *job);
+/* stage 1: b in; stage 2: c in, loaded here if the thread left it.  0 or the first -errno */
 int bpf_loader__wait(struct bpf_loader *l, int stage);
-/* waits for the thread: c loaded, or failed */
+/* the thread's work done (c, or not); 0 or the first -errno of what it loaded */
+int bpf_loader__finish(struct bpf_loader *l);
+/* the thread joined; c, if never loaded, stays so */
 void bpf_loader__exit(struct bpf_loader *l);
 
 #endif

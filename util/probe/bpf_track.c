@@ -70,6 +70,7 @@ struct bpf_track {
 	struct bpf_loader loader;	/* theirs may still load (bpf_track__wait_loaded()) */
 	struct memtrack_bpf *probes;	/* their instance, until then */
 	int probes_err;
+	bool traces_all;		/* opts->bpf_traces_all */
 	struct bpf_link *moved_links[MOVED_TRACEPOINTS];	/* the second instance's */
 	struct shared_link shared[MT_SHARED_MAX];
 	unsigned int nshared, share_after;
@@ -244,6 +245,20 @@ static int open_instances(struct memtrack_bpf **moved, struct memtrack_bpf **pro
 }
 
 /*
+ * Whether the loader's thread loads the allocator probes' programs now
+ * (3.1 ms of CPU), or leaves them to their first use: now where BPF traces
+ * every process, or where the command looks like one that links probes as
+ * it starts; else few runs ever link any (a tree's first static program
+ * waits for them then).
+ */
+static bool probes_wanted_now(void *arg)
+{
+	struct bpf_track *t = arg;
+
+	return t->traces_all || grace_warmer__links_soon(&t->warmer);
+}
+
+/*
  * Three instances of the object (bpf_load.c): the tracepoints' programs in
  * t->skel, loaded here, a few tracepoints' in a second and the allocator
  * probes' in a third, loaded on a thread in turn; the probes' may still
@@ -278,7 +293,9 @@ static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 		 * loader's lock that every pthread_create() of the pipeline's
 		 * start would wait for
 		 */
-		bpf_loader__start(&t->loader, moved->skeleton, probes->skeleton, disasm__load);
+		bpf_loader__start(&t->loader, &(struct bpf_loader_job){
+			.b = moved->skeleton, .c = probes->skeleton, .then = disasm__load,
+			.c_now = probes_wanted_now, .arg = t });
 		t->probes = probes;
 		probes = NULL;
 		err = bpf_object__load_skeleton(skel->skeleton);
@@ -292,7 +309,7 @@ static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 	return err;
 }
 
-/* the probes' programs loaded, or why not (once) */
+/* the probes' programs loaded (now, if the loader left them), or why not (once) */
 static int take_probes(struct bpf_track *t)
 {
 	int err;
@@ -317,7 +334,17 @@ static int take_probes(struct bpf_track *t)
 
 int bpf_track__wait_loaded(struct bpf_track *t)
 {
-	return take_probes(t);
+	return t->probes ? bpf_loader__finish(&t->loader) : t->probes_err;
+}
+
+/* the probes left unloaded, never needed: the loader's thread joined, their instance gone */
+static void drop_probes(struct bpf_track *t)
+{
+	if (!t->probes)
+		return;
+	bpf_loader__exit(&t->loader);
+	memtrack_bpf__destroy(t->probes);
+	t->probes = NULL;
 }
 
 int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
@@ -329,6 +356,7 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_print);
 	t->alloc_prog[0] = t->alloc_prog[1] = -1;
+	t->traces_all = opts->bpf_traces_all;
 	if (opts->bpf_traces_all || opts->program)
 		grace_warmer__start(&t->warmer, opts->bpf_traces_all ? NULL : opts->program);
 	t->skel = memtrack_bpf__open();
@@ -1384,7 +1412,7 @@ void bpf_track__close(struct bpf_track *t)
 	if (!t)
 		return;
 	bpf_track__detach(t, -1);
-	take_probes(t);		/* the loader's thread done with them */
+	drop_probes(t);
 	memtrack_bpf__destroy(t->skel);
 	for (i = 0; i < ARRAY_SIZE(t->alloc_prog); i++)
 		if (t->alloc_prog[i] >= 0)
