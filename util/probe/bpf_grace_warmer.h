@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef MEMTRACK_GRACE_WARMER_H
-#define MEMTRACK_GRACE_WARMER_H
+#ifndef MEMTRACK_BPF_GRACE_WARMER_H
+#define MEMTRACK_BPF_GRACE_WARMER_H
 
 #include <pthread.h>
 #include <stdbool.h>

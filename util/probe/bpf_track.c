@@ -232,10 +232,9 @@ static int attach_moved(struct bpf_track *t, struct memtrack_bpf *moved)
 }
 
 /*
- * Four instances of the object would be a descriptor per map each: of the
- * moved tracepoints' and the probes' only the links and programs are kept
- * (twenty descriptors more made the shim's connection fail under ulimit
- * -n 100).
+ * The instances whose programs alone are kept (their links, their fds):
+ * each map of an instance is another descriptor (twenty more made the
+ * shim's connection fail under ulimit -n 100).
  */
 static int open_instances(struct memtrack_bpf **moved, struct memtrack_bpf **probes)
 {
@@ -268,7 +267,7 @@ static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 {
 	struct memtrack_bpf *skel = t->skel, *moved = NULL, *probes = NULL;
 	struct map_maker maps;
-	int err;
+	int err, moved_err;
 
 	size_maps(skel, opts);
 	err = map_maker__start(&maps, skel->obj);
@@ -299,8 +298,9 @@ static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 		t->probes = probes;
 		probes = NULL;
 		err = bpf_object__load_skeleton(skel->skeleton);
-		if (!err)
-			err = bpf_loader__wait(&t->loader, 1);
+		/* moved is the thread's until then, whatever happened here */
+		moved_err = bpf_loader__wait(&t->loader, 1);
+		err = err ? err : moved_err;
 	}
 	if (!err)
 		err = attach_moved(t, moved);
