@@ -584,18 +584,25 @@ static void find_returns(Elf *elf, struct alloc_code *ac)
 	}
 }
 
-static bool is_sanitizer(const char *lib)
+bool alloc_code__is_sanitizer(const char *lib)
 {
 	return strstr(lib, "libasan") || strstr(lib, "libhwasan") || strstr(lib, "libtsan") ||
 	       strstr(lib, "clang_rt.");
 }
 
+static int note_sanitizer(GElf_Sxword tag, const char *lib, void *arg)
+{
+	struct alloc_code *ac = arg;
+
+	if ((tag == DT_NEEDED || tag == DT_SONAME) && alloc_code__is_sanitizer(lib))
+		*(tag == DT_NEEDED ? &ac->sanitizer : &ac->sanitizer_runtime) = true;
+	return 0;
+}
+
 /* the program headers and dynamic section: PT_INTERP, and a sanitizer in DT_NEEDED */
 static void read_image(Elf *elf, struct alloc_code *ac)
 {
-	Elf_Scn *scn = NULL;
 	size_t n, i;
-	GElf_Shdr sh;
 
 	if (!elf_getphdrnum(elf, &n))
 		for (i = 0; i < n; i++) {
@@ -604,23 +611,7 @@ static void read_image(Elf *elf, struct alloc_code *ac)
 			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
 				ac->interp = true;
 		}
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Dyn dyn;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 0; data && gelf_getdyn(data, i, &dyn); i++) {
-			const char *lib;
-
-			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME)
-				continue;
-			lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (lib && is_sanitizer(lib))
-				*(dyn.d_tag == DT_NEEDED ? &ac->sanitizer : &ac->sanitizer_runtime) = true;
-		}
-	}
+	elf__each_dyn_string(elf, note_sanitizer, ac);
 }
 
 static int read_file(const char *path, bool by_hash, bool decode, struct alloc_code *ac)

@@ -81,6 +81,8 @@ bool alloc_code__calls_through_pointer(const uint8_t *code, uint64_t vaddr, uint
 int alloc_code__read(const char *path, struct alloc_code *ac);
 /* the same, every symbol read, never looked up by its GNU hash: what the lookup must match */
 int alloc_code__read_scanning(const char *path, struct alloc_code *ac);
+/* a sanitizer runtime's file name (libasan, libhwasan, libtsan, clang_rt.*) */
+bool alloc_code__is_sanitizer(const char *lib);
 /* the symbols and the image alone, no code decoded: no flag but ALLOC_FN_ALIAS is set */
 int alloc_code__read_names(const char *path, struct alloc_code *ac);
 

@@ -16,6 +16,7 @@
 #include "util/probe/alloc-code.h"
 #include "util/probe/allocators.h"
 #include "util/probe/backend.h"
+#include "util/symbol/elf-syms.h"
 #include "util/symbol/needed-libs.h"
 #include "util/usage.h"
 #include "util/util.h"
@@ -166,32 +167,15 @@ bool backend__secure_exec(pid_t pid)
 	return secure;
 }
 
+static int needs_sanitizer(GElf_Sxword tag, const char *lib, void *arg __maybe_unused)
+{
+	return tag == DT_NEEDED && alloc_code__is_sanitizer(lib);
+}
+
 /* a sanitizer runtime checks it comes first in the library list, and dies otherwise */
 static bool needs_sanitizer_first(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Dyn dyn;
-		size_t i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 0; data && gelf_getdyn(data, i, &dyn); i++) {
-			const char *lib;
-
-			if (dyn.d_tag != DT_NEEDED)
-				continue;
-			lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (lib && (strstr(lib, "libasan") || strstr(lib, "libhwasan") ||
-				    strstr(lib, "libtsan") || strstr(lib, "clang_rt.")))
-				return true;
-		}
-	}
-	return false;
+	return elf__each_dyn_string(elf, needs_sanitizer, NULL);
 }
 
 /* an executable without PT_INTERP: no dynamic linker, no library */

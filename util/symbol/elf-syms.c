@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,38 @@ Elf *elf__from_fd(int fd)
 	}
 	close(fd);
 	return elf;
+}
+
+static bool is_string_tag(GElf_Sxword tag)
+{
+	return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH;
+}
+
+int elf__each_dyn_string(Elf *elf, elf_dyn_string_fn *fn, void *arg)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int ret = 0;
+
+	while (!ret && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Dyn dyn;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; !ret && data && gelf_getdyn(data, i, &dyn); i++) {
+			const char *s;
+
+			if (!is_string_tag(dyn.d_tag))
+				continue;
+			s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (s)
+				ret = fn(dyn.d_tag, s, arg);
+		}
+	}
+	return ret;
 }
 
 static uint64_t sym_file_offset(Elf *elf, const GElf_Sym *sym)

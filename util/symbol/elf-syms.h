@@ -21,6 +21,14 @@ int elf__resolve_offsets(const char *path, struct elf_sym_req *reqs, size_t n);
 Elf *elf__from_fd(int fd);
 
 /*
+ * fn for each string entry of elf's dynamic section (DT_NEEDED, DT_SONAME,
+ * DT_RPATH, DT_RUNPATH), in order, until it returns nonzero: that value,
+ * or 0.
+ */
+typedef int elf_dyn_string_fn(GElf_Sxword tag, const char *s, void *arg);
+int elf__each_dyn_string(Elf *elf, elf_dyn_string_fn *fn, void *arg);
+
+/*
  * A function symbol table for lookups by address: one name per address (the
  * best of its aliases), sorted.  Names point into the Elf's string table,
  * except those with a version suffix ("@@GLIBC_2.34"), which are copied

@@ -41,46 +41,29 @@ static void dynamic__free(struct dynamic *d)
 		free(d->needed[i]);
 }
 
-static void take_string(struct dynamic *d, GElf_Sxword tag, const char *s)
+static int take_string(GElf_Sxword tag, const char *s, void *arg)
 {
+	struct dynamic *d = arg;
+
 	if (tag == DT_NEEDED && d->nneeded < NEEDED_MAX)
 		d->needed[d->nneeded++] = strdup(s);
 	else if (tag == DT_RPATH && !d->rpath)
 		d->rpath = strdup(s);
 	else if (tag == DT_RUNPATH && !d->runpath)
 		d->runpath = strdup(s);
+	return 0;
 }
 
 static int read_dynamic(int fd, struct dynamic *d)
 {
 	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
 	Elf *elf;
 
 	if (dup_fd < 0)
 		return -errno;
 	if (elf_version(EV_CURRENT) == EV_NONE || !(elf = elf__from_fd(dup_fd)))
 		return -ENOEXEC;
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Dyn dyn;
-		size_t i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 0; data && gelf_getdyn(data, i, &dyn); i++) {
-			const char *s;
-
-			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH &&
-			    dyn.d_tag != DT_RUNPATH)
-				continue;
-			s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (s)
-				take_string(d, dyn.d_tag, s);
-		}
-	}
+	elf__each_dyn_string(elf, take_string, d);
 	elf_end(elf);
 	return 0;
 }
