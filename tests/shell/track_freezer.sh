@@ -27,7 +27,9 @@ cgroup_of() { echo "$mnt$(sed -n 's/^0:://p' "/proc/$1/cgroup")/memtrack-$1"; }
 # A ring fills only when its poller falls behind, which an idle machine may
 # never see: memtrack's events poller is stalled (ptrace, that thread alone)
 # until what it must bring about holds, checked by the command given; -s SIG:
-# memtrack gets SIG then, before the poller goes on.
+# memtrack gets SIG then, before the poller goes on.  watch_stops's child
+# waits for $tmp/go, made once the poller is stalled: a child done before
+# then (80 ms on a quiet machine) would leave nothing to fill the ring.
 stall_poller() {
 	local opts=() pid
 	if [ "$1" = -s ]; then
@@ -36,19 +38,25 @@ stall_poller() {
 	fi
 	pid=$1
 	shift
-	# stalled before its poller saw the command's exec, memtrack gives up on it in 10 s
-	wait_for 60 command_running "$pid" || echo "the command of memtrack $pid never ran" >&2
-	"$WORKLOADS/stall_thread" "${opts[@]}" "$pid" mt-poll-events "$@"
+	# stalled before its poller saw the child's fork, the child stays held there
+	wait_for 60 child_waiting || echo "the command of memtrack $pid never ran" >&2
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	"$WORKLOADS/stall_thread" "${opts[@]}" "$pid" mt-poll-events \
+		sh -c ': >"$0" && exec "$@"' "$tmp/go" "$@"
+	local rc=$?
+	rm -f "$tmp/go"		# the next run's child waits again
+	return $rc
 }
 
-# memtrack's command is past its exec, which memtrack holds until its poller has seen it
-command_running() {
-	local child
-	for child in $(pgrep -P "$1"); do
-		case $(cat "/proc/$child/comm" 2>/dev/null) in
-		memtrack*|'') continue ;;
-		esac
-		grep -q "^State:.*stopped" "/proc/$child/status" 2>/dev/null || return 0
+# watch_stops's child is past its first allocator call, which memtrack holds (at its fork
+# under BPF, in its shim's hello otherwise) until its poller has linked its probes or
+# answered: it has written to its parent twice, and waits for $tmp/go
+child_waiting() {
+	local p ppid
+	for p in $(pgrep -f "^$WORKLOADS/watch_stops"); do
+		ppid=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)
+		[ "$(cat "/proc/$ppid/comm" 2>/dev/null)" = watch_stops ] || continue
+		[ "$(sed -n 's/^syscw: //p' "/proc/$p/io" 2>/dev/null)" -ge 2 ] 2>/dev/null && return 0
 	done
 	return 1
 }
@@ -67,7 +75,7 @@ STOPPED_AFTER_RUNNING=(sh -c 'for p in $(pgrep -f "^$1"); do
 test_parent_sees_no_stop() {
 	local rc=0 rows
 	"$MEMTRACK" track -q -v -o "$tmp" "${RINGS[@]}" --stats "$tmp/s.jsonl" \
-		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" 2>"$tmp/err" &
+		-- "$WORKLOADS/watch_stops" 50000 "$tmp/go" >"$tmp/out" 2>"$tmp/err" &
 	mt=$!
 	# shellcheck disable=SC2046 # a command line
 	expect_eq "freezer: a stalled poller has the tree frozen" 0 \
@@ -93,7 +101,7 @@ test_stops_without_freezer() {
 	local stops
 	rm -f "$tmp"/*.msgpack
 	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" --no-freezer \
-		-- "$WORKLOADS/watch_stops" 50000 >"$tmp/out" &
+		-- "$WORKLOADS/watch_stops" 50000 "$tmp/go" >"$tmp/out" &
 	mt=$!
 	expect_eq "--no-freezer: a stalled poller has the child stopped" 0 \
 		"$(stall_poller "$mt" "${STOPPED_AFTER_RUNNING[@]}" 2>&1; echo $?)"
@@ -111,7 +119,7 @@ test_killed_while_frozen() {
 	local cg
 	rm -f "$tmp"/*.msgpack
 	"$MEMTRACK" track -q -o "$tmp" "${RINGS[@]}" \
-		-- sh -c "$WORKLOADS/watch_stops 2000000 > $tmp/done" &
+		-- sh -c "$WORKLOADS/watch_stops 2000000 $tmp/go > $tmp/done" &
 	mt=$!
 	cg=$(cgroup_of "$mt")
 	# shellcheck disable=SC2046 # a command line
@@ -160,7 +168,7 @@ test_no_cgroup() {
 	local v1 stops
 	v1=$(findmnt -n -t cgroup -o TARGET,OPTIONS | awk '$2 ~ /(^|,)freezer(,|$)/ { print $1; exit }')
 	rm -f "$tmp"/*.msgpack
-	(track_without_cgroup2 "$v1" -- "$WORKLOADS/watch_stops" 50000) >"$tmp/out" 2>"$tmp/err" &
+	(track_without_cgroup2 "$v1" -- "$WORKLOADS/watch_stops" 50000 "$tmp/go") >"$tmp/out" 2>"$tmp/err" &
 	mt=$!
 	expect_eq "no cgroup: a stalled poller has the child stopped" 0 \
 		"$(stall_poller "$mt" "${STOPPED_AFTER_RUNNING[@]}" 2>&1; echo $?)"

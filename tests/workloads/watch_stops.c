@@ -1,8 +1,8 @@
 /*
- * watch_stops N: forks a child that makes N malloc(2222) + free, and waits
- * for it as a job-control shell does (WUNTRACED | WCONTINUED).  Prints
- * "stops K" with the number of stops it was told of: what memtrack's
- * pauses showed of themselves.  Exit 0, or 1.
+ * watch_stops N [GO]: forks a child that makes a malloc(1), then N
+ * malloc(2222) + free (once the file GO exists, if given), and waits for it
+ * as a job-control shell does (WUNTRACED | WCONTINUED).  Prints "stops K" with the number of stops
+ * it was told of: what memtrack's pauses showed of themselves.  Exit 0, or 1.
  *
  * The count starts once the child runs: under BPF memtrack holds a new
  * child at its fork with a SIGSTOP until its probes are attached, a stop
@@ -11,7 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* a test's word that it is ready for the mallocs (a stalled poller, tests/shell/track_freezer.sh) */
+static void wait_for_file(const char *path)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	while (path && access(path, F_OK))
+		nanosleep(&ms, NULL);
+}
 
 int main(int argc, char **argv)
 {
@@ -29,7 +39,13 @@ int main(int argc, char **argv)
 		close(fds[0]);
 		if (write(fds[1], "r", 1) != 1)
 			_exit(1);
+		/* a first call (its probes, or its shim's hello), then a second write: past it */
+		p = malloc(1);
+		free(p);
+		if (write(fds[1], "m", 1) != 1)
+			_exit(1);
 		close(fds[1]);
+		wait_for_file(argc > 2 ? argv[2] : NULL);
 		for (i = 0; i < n; i++) {
 			p = malloc(2222);
 			free(p);
