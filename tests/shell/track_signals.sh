@@ -10,12 +10,14 @@ tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 # interrupt <signal> <expected status>
 interrupt() {
 	local sig=$1 want=$2 mt rc=0
-	rm -rf "$tmp/out"
+	# the last round's "ready" would let the signal go before this memtrack runs, to a
+	# shell about to exec it whose trap removes $tmp
+	rm -rf "$tmp/out" "$tmp/ready"
 	# a script's background jobs ignore SIGINT, and the command would inherit that
 	env --default-signal=INT "$MEMTRACK" track -q -o "$tmp/out" -- \
 		"$WORKLOADS/malloc_free_then_sleep" >"$tmp/ready" &
 	mt=$!
-	wait_for 20 grep -q ready "$tmp/ready"
+	wait_for 20 grep -qs ready "$tmp/ready"
 	kill "-$sig" "$mt"
 	wait "$mt" || rc=$?
 	expect_eq "$sig: memtrack exits 128 + the command's signal" "$want" "$rc"
