@@ -158,7 +158,7 @@ void map_maker__exit(struct map_maker *m)
 static void *load_in_turn(void *arg)
 {
 	struct bpf_loader *l = arg;
-	int err = bpf_object__load_skeleton(l->b);
+	int err = bpf_object__load_skeleton(l->job.b);
 	bool load_c;
 
 	pthread_mutex_lock(&l->lock);
@@ -166,11 +166,11 @@ static void *load_in_turn(void *arg)
 	l->stage = 1;
 	pthread_cond_broadcast(&l->done);
 	pthread_mutex_unlock(&l->lock);
-	if (l->then)
-		l->then();
-	load_c = !l->c_now || l->c_now(l->arg);
+	if (l->job.then)
+		l->job.then();
+	load_c = !l->job.c_now || l->job.c_now(l->job.arg);
 	if (load_c)
-		err = bpf_object__load_skeleton(l->c);
+		err = bpf_object__load_skeleton(l->job.c);
 	pthread_mutex_lock(&l->lock);
 	if (load_c) {
 		l->err[1] = err;
@@ -184,8 +184,7 @@ static void *load_in_turn(void *arg)
 
 void bpf_loader__start(struct bpf_loader *l, const struct bpf_loader_job *job)
 {
-	*l = (struct bpf_loader){ .b = job->b, .c = job->c, .then = job->then,
-				  .c_now = job->c_now, .arg = job->arg };
+	*l = (struct bpf_loader){ .job = *job };
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->done, NULL);
 	l->started = !pthread_create(&l->thread, NULL, load_in_turn, l);
@@ -202,7 +201,7 @@ int bpf_loader__wait(struct bpf_loader *l, int stage)
 		pthread_cond_wait(&l->done, &l->lock);
 	if (l->stage < stage) {
 		/* c left for its first use: loaded now, by this caller */
-		l->err[1] = bpf_object__load_skeleton(l->c);
+		l->err[1] = bpf_object__load_skeleton(l->job.c);
 		l->stage = 2;
 	}
 	err = l->err[0] ? l->err[0] : stage > 1 ? l->err[1] : 0;

@@ -46,10 +46,7 @@ struct bpf_loader_job {
 struct bpf_loader {
 	pthread_t thread;
 	bool started;
-	struct bpf_object_skeleton *b, *c;
-	void (*then)(void);
-	bool (*c_now)(void *arg);
-	void *arg;
+	struct bpf_loader_job job;
 	pthread_mutex_t lock;
 	pthread_cond_t done;
 	int stage;		/* 1: b loaded, 2: c loaded too */
