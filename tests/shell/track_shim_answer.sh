@@ -41,6 +41,21 @@ start_two_runs() {
 	wait_for 60 test -e "$tmp/first"
 }
 
+# kill -STOP returns once one thread of memtrack is told: the others (the one that answers a
+# hello among them) run on until that one stops them all, later on a busy machine
+all_stopped() {
+	local stat
+
+	for stat in /proc/"$mt"/task/*/stat; do
+		[ "$(sed 's/.*) //' "$stat" 2>/dev/null | cut -d' ' -f1)" = T ] || return 1
+	done
+}
+
+stop_memtrack() {
+	kill -STOP "$mt"
+	wait_for 30 all_stopped
+}
+
 # the second malloc_free, blocked reading memtrack's answer
 in_hello() {
 	local sh pid
@@ -58,6 +73,7 @@ tree_state() {
 		printf '%s ' "$(ps -o pid=,stat=,wchan=,comm= -p "$p")" \
 			"syscall $(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null);"
 	done
+	printf 'done: %s' "$(cat "$tmp/done" 2>/dev/null)"
 }
 
 # before: the shim gave up after 30 s and ran on untracked, and memtrack, answering later,
@@ -66,7 +82,11 @@ test_memtrack_slow() {
 	local rc=0 art
 
 	start_two_runs slow
-	kill -STOP "$mt"
+	if ! stop_memtrack; then
+		fail "slow answer: memtrack stops" "$(tree_state)"
+		end_run
+		return
+	fi
 	echo go >"$tmp/go"
 	if ! wait_for 30 in_hello; then
 		fail "slow answer: the second malloc_free waits in its hello" "$(tree_state)"
@@ -93,7 +113,11 @@ test_memtrack_slow() {
 # output and exit status its own
 test_memtrack_killed() {
 	start_two_runs killed
-	kill -STOP "$mt"
+	if ! stop_memtrack; then
+		fail "killed: memtrack stops" "$(tree_state)"
+		end_run
+		return
+	fi
 	echo go >"$tmp/go"
 	if ! wait_for 30 in_hello; then
 		fail "killed: the second malloc_free waits in its hello" "$(tree_state)"
