@@ -12,6 +12,11 @@
  *
  * Pids and tids are memtrack's view of them, in its pid namespace: see
  * current_pid_tgid().
+ *
+ * A function called from several places is global, with scalar arguments
+ * and result (what Linux 6.6 takes): the verifier checks a global function
+ * once per program, a static one again at every call.  Loading is on every
+ * run's path: sys_exit took 3193 instructions to check, 2066 so.
  */
 #define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
@@ -370,7 +375,7 @@ static __noinline __u32 task_nr(struct task_struct *task, bool tgid)
  * the namespace answers for a task of that namespace itself, a deeper one's
  * numbers come from its struct pid.  In the initial namespace, the kernel's.
  */
-static __noinline __u64 current_pid_tgid(void)
+__noinline __u64 current_pid_tgid(void)
 {
 	struct task_struct *task;
 	struct bpf_pidns_info ns;
@@ -544,28 +549,40 @@ static __always_inline bool waits_in_hello(void)
 	return mode_of(tgid) == MT_MODE_PENDING && bpf_map_lookup_elem(&shim_mapped, &tgid);
 }
 
+/*
+ * How a process stops for userspace: the MT_NEW_CODE_ reason, and whether it
+ * stops whatever the file (else only for one whose probes it lacks), and
+ * whether dev and ino name the mapped file, or the exec'd one with its root.
+ */
+#define STOP_REASON_MASK	0xff
+#define STOP_ALWAYS		(1U << 8)
+#define STOP_FILE		(1U << 9)
+#define STOP_EXE		(1U << 10)
+
 /* stops the current process until userspace has inspected what it mapped */
-static __noinline void stop_for_attach(struct mt_file_id *file, bool always,
-					    __s32 reason, const struct mt_exe_key *exe)
+__noinline int stop_for_attach(__u64 dev, __u64 ino, __u64 root, __u32 how)
 {
+	struct mt_file_id file = { .dev = dev, .ino = ino };
 	struct mt_proc_event *e;
 	__u32 tgid = current_pid_tgid() >> 32, key;
-	bool for_probes = reason != MT_NEW_CODE_MMAP || !file || known_file_needs_stop(file, tgid);
+	__s32 reason = how & STOP_REASON_MASK;
+	bool for_probes = reason != MT_NEW_CODE_MMAP || !(how & STOP_FILE) ||
+			  known_file_needs_stop(&file, tgid);
 	__u64 now;
 
-	if (!always && !for_probes)
-		return;
+	if (!(how & STOP_ALWAYS) && !for_probes)
+		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_drop(MT_RING_EVENTS);
-		return;
+		return 0;
 	}
 	/* to this thread: see stop_for_pressure() */
 	if (bpf_send_signal_thread(SIGSTOP)) {
 		/* it runs the new code unprobed: its allocations there would be lost unsaid */
 		bpf_ringbuf_discard(e, 0);
 		count_drop(MT_RING_EVENTS);
-		return;
+		return 0;
 	}
 	key = tgid | MT_STOPPED_FOR_ATTACH;
 	now = stop_value(tgid) | (for_probes ? 0 : MT_STOPPED_NAMES);
@@ -577,10 +594,11 @@ static __noinline void stop_for_attach(struct mt_file_id *file, bool always,
 	e->ts = now & ~MT_STOPPED_VALUE_FLAGS;
 	e->comm[0] = 0;
 	e->filename[0] = 0;
-	e->exe.dev = exe ? exe->dev : 0;
-	e->exe.ino = exe ? exe->ino : 0;
-	e->exe.root = exe ? exe->root : 0;
+	e->exe.dev = how & STOP_EXE ? dev : 0;
+	e->exe.ino = how & STOP_EXE ? ino : 0;
+	e->exe.root = how & STOP_EXE ? root : 0;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
 }
 
 static __always_inline void file_id_of(struct file *f, struct mt_file_id *id)
@@ -635,14 +653,14 @@ static __always_inline __u32 owner_tgid(__u64 id)
 	return id >> 32;
 }
 
-static __noinline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
-					     __u64 old_addr, __u64 stack)
+__noinline int emit_alloc_stack(__u32 kind, __u64 addr, __u64 size, __u64 old_addr,
+				__u64 stack)
 {
 	__u64 id = current_pid_tgid();
 	struct mt_alloc_event *e = reserve_event(sizeof(*e));
 
 	if (!e)
-		return;
+		return 0;
 	e->kind = kind;
 	e->pid = owner_tgid(id);
 	e->tid = (__u32)id;
@@ -653,6 +671,7 @@ static __noinline void emit_alloc_stack(__u32 kind, __u64 addr, __u64 size,
 	e->old_addr = old_addr;
 	e->stack = stack;
 	submit_event(e);
+	return 0;
 }
 
 static __always_inline void emit_alloc(__u32 kind, __u64 addr, __u64 size,
@@ -682,13 +701,6 @@ static __always_inline bool stacks_full_after(__u64 len)
 	       bpf_ringbuf_query(&stacks, BPF_RB_AVAIL_DATA) + len >= stacks_watermark;
 }
 
-/*
- * The registers and up to stack_copy_size bytes of user stack, for userspace
- * to unwind from the CFI; the record's seq stands for the stack until then.
- * The stack may end (the top of its mapping) before sp + stack_copy_size, and
- * a read that crosses the end fails whole: then shorter ones, a page less at
- * a time, from the last page boundary below sp + stack_copy_size.
- */
 /*
  * Where a thread's stack ends for unwinding: learnt from a first full copy,
  * or for a main thread, the stack pointer its program started with (its
@@ -725,9 +737,9 @@ static __always_inline __u64 live_stack_len(__u64 id, __u64 sp)
  * that crosses the end fails whole: then shorter ones, a page less at a
  * time, from the last page boundary below sp + len.
  */
-static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
+__noinline __u64 capture_raw_stack(__u64 ip, __u64 sp, __u64 bp)
 {
-	__u64 id = current_pid_tgid(), sp = PT_REGS_SP(ctx), want, len, end, seq;
+	__u64 id = current_pid_tgid(), want, len, end, seq;
 	__u32 i, cpu = bpf_get_smp_processor_id();
 	struct raw_stack_buf *buf;
 	struct mt_raw_stack *hdr;
@@ -761,9 +773,9 @@ static __always_inline __u64 capture_raw_stack(struct pt_regs *ctx)
 	hdr->pid = id >> 32;
 	hdr->tid = (__u32)id;
 	hdr->seq = seq;
-	hdr->ip = PT_REGS_IP(ctx);
+	hdr->ip = ip;
 	hdr->sp = sp;
-	hdr->bp = PT_REGS_FP(ctx);
+	hdr->bp = bp;
 	hdr->size = len;
 	full = stacks_full_after(sizeof(*hdr) + len);
 	if (full)
@@ -792,7 +804,7 @@ static __noinline __u64 capture_stack(struct pt_regs *ctx)
 	long len;
 
 	if (call_graph == MT_CALL_GRAPH_DWARF)
-		return capture_raw_stack(ctx);
+		return capture_raw_stack(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
 	if (call_graph != MT_CALL_GRAPH_FP)
 		return 0;
 	rec = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -1180,7 +1192,7 @@ static __always_inline void hold_new_child(void)
 
 	if ((__u32)id != tgid || !(mode_bits_of(tgid) & MT_MODE_LINKED))
 		return;
-	stop_for_attach(NULL, true, MT_NEW_CODE_FORK, NULL);
+	stop_for_attach(0, 0, 0, STOP_ALWAYS | MT_NEW_CODE_FORK);
 }
 
 /*
@@ -1208,7 +1220,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	 */
 	if (is_unreached_mark(nr, args)) {
 		if (nr == NR_mmap && shim_chosen(current_pid_tgid() >> 32))
-			stop_for_attach(NULL, true, MT_NEW_CODE_UNREACHED, NULL);
+			stop_for_attach(0, 0, 0, STOP_ALWAYS | MT_NEW_CODE_UNREACHED);
 		return 0;
 	}
 	if (called_by_shim(regs, nr))
@@ -1246,9 +1258,10 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 			if (served && call_graph != MT_CALL_GRAPH_NO)
 				emit_code_map(&map);
 			if (discover_allocators || call_graph != MT_CALL_GRAPH_NO)
-				stop_for_attach(&file, unknown || (call_graph != MT_CALL_GRAPH_NO &&
-								   !served),
-						MT_NEW_CODE_MMAP, NULL);
+				stop_for_attach(file.dev, file.ino, 0,
+						STOP_FILE | MT_NEW_CODE_MMAP |
+						(unknown || (call_graph != MT_CALL_GRAPH_NO &&
+							     !served) ? STOP_ALWAYS : 0));
 		}
 		break;
 	case NR_munmap:
@@ -1436,8 +1449,9 @@ int BPF_PROG(process_exec, struct task_struct *p, pid_t old_pid,
 	}
 	/* with call graphs or backends to choose, every other exec stops */
 	if (!decided && (discover_allocators || call_graph != MT_CALL_GRAPH_NO || decide_at_exec))
-		stop_for_attach(&file, call_graph != MT_CALL_GRAPH_NO || decide_at_exec,
-				MT_NEW_CODE_EXEC, &key);
+		stop_for_attach(key.dev, key.ino, key.root,
+				STOP_FILE | STOP_EXE | MT_NEW_CODE_EXEC |
+				(call_graph != MT_CALL_GRAPH_NO || decide_at_exec ? STOP_ALWAYS : 0));
 	return 0;
 }
 
