@@ -129,6 +129,12 @@ int open_regular(const char *path)
 	return fd;
 }
 
+bool stat_ours_alone(const struct stat *st, mode_t type, mode_t others)
+{
+	return (st->st_mode & S_IFMT) == type && st->st_uid == geteuid() &&
+	       !(st->st_mode & others);
+}
+
 int open_program(const char *name, char *buf, size_t len)
 {
 	const char *path = getenv("PATH"), *end;

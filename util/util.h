@@ -2,6 +2,7 @@
 #ifndef MEMTRACK_UTIL_H
 #define MEMTRACK_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,14 @@ int open_regular(const char *path);
  * when unset), its path in buf; opened with open_regular(): the fd, or -errno.
  */
 int open_program(const char *name, char *buf, size_t len);
+
+struct stat;
+/*
+ * Whether what st describes is of type (S_IFREG, S_IFDIR), ours (our
+ * effective uid), with none of the mode bits others: what a cache of ours
+ * must be before it is read
+ */
+bool stat_ours_alone(const struct stat *st, mode_t type, mode_t others);
 
 /* n bytes for people: "512 B", "1.5 KiB", "3.0 GiB"; returns buf */
 const char *human_bytes(uint64_t n, char *buf, size_t size);

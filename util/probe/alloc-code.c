@@ -614,22 +614,29 @@ static void read_image(Elf *elf, struct alloc_code *ac)
 	elf__each_dyn_string(elf, note_sanitizer, ac);
 }
 
-static int read_file(const char *path, bool by_hash, bool decode, struct alloc_code *ac)
+/* nothing defined, no return looked for */
+static void clear(struct alloc_code *ac)
 {
-	Elf_Scn *scn = NULL;
-	int fd, found = 0;
 	unsigned int i;
-	GElf_Ehdr eh;
-	Elf *elf;
 
 	memset(ac, 0, sizeof(*ac));
 	for (i = 0; i < nr_alloc_symbols; i++)
 		ac->fns[i].nrets = -1;
-	if (elf_version(EV_CURRENT) == EV_NONE)
+}
+
+/* what the file open at fd defines and does (fd is closed) */
+static int read_fd(int fd, bool by_hash, bool decode, struct alloc_code *ac)
+{
+	Elf_Scn *scn = NULL;
+	int found = 0;
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	clear(ac);
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		close(fd);
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	}
 	elf = elf__from_fd(fd);
 	if (!elf)
 		return -EINVAL;
@@ -651,9 +658,25 @@ static int read_file(const char *path, bool by_hash, bool decode, struct alloc_c
 	return found;
 }
 
+static int read_file(const char *path, bool by_hash, bool decode, struct alloc_code *ac)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		clear(ac);
+		return -errno;
+	}
+	return read_fd(fd, by_hash, decode, ac);
+}
+
 int alloc_code__read(const char *path, struct alloc_code *ac)
 {
 	return read_file(path, true, true, ac);
+}
+
+int alloc_code__read_fd(int fd, struct alloc_code *ac)
+{
+	return read_fd(fd, true, true, ac);
 }
 
 int alloc_code__read_scanning(const char *path, struct alloc_code *ac)

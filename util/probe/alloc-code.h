@@ -79,6 +79,8 @@ bool alloc_code__calls_through_pointer(const uint8_t *code, uint64_t vaddr, uint
 
 /* reads path; the number of allocator functions it defines, or -errno */
 int alloc_code__read(const char *path, struct alloc_code *ac);
+/* the same, of the file open at fd, which it closes */
+int alloc_code__read_fd(int fd, struct alloc_code *ac);
 /* the same, every symbol read, never looked up by its GNU hash: what the lookup must match */
 int alloc_code__read_scanning(const char *path, struct alloc_code *ac);
 /* a sanitizer runtime's file name (libasan, libhwasan, libtsan, clang_rt.*) */

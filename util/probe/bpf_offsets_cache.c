@@ -46,13 +46,6 @@ int offsets_cache__key(struct offsets_key *k)
 	return 0;
 }
 
-/* root's alone: its owner, and no one else may write (nor, for the file, read) */
-static bool roots_alone(const struct stat *st, mode_t type, mode_t others)
-{
-	return (st->st_mode & S_IFMT) == type && st->st_uid == geteuid() &&
-	       !(st->st_mode & others);
-}
-
 int offsets_cache__load(int dir, const struct offsets_key *k, struct mt_kernel_offsets *ko)
 {
 	struct offsets_file f;
@@ -62,7 +55,7 @@ int offsets_cache__load(int dir, const struct offsets_key *k, struct mt_kernel_o
 
 	if (fd < 0)
 		return -ENOENT;
-	ok = !fstat(fd, &st) && roots_alone(&st, S_IFREG, 077) && st.st_size == sizeof(f) &&
+	ok = !fstat(fd, &st) && stat_ours_alone(&st, S_IFREG, 077) && st.st_size == sizeof(f) &&
 	     pread(fd, &f, sizeof(f), 0) == sizeof(f) &&
 	     !memcmp(f.magic, magic, sizeof(magic)) && !memcmp(&f.key, k, sizeof(*k));
 	close(fd);
@@ -102,7 +95,7 @@ int offsets_cache__open_dir(void)
 	fd = open(CACHE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !roots_alone(&st, S_IFDIR, 022)) {
+	if (fstat(fd, &st) || !stat_ours_alone(&st, S_IFDIR, 022)) {
 		close(fd);
 		return -1;
 	}

@@ -9,6 +9,7 @@
 #include "util/probe/allocators.h"
 #include "util/probe/bpf_probes.h"
 #include "util/probe/alloc-code.h"
+#include "util/probe/bpf_code_cache.h"
 #include "util/probe/uprobe-multi.h"
 #include "util/util.h"
 
@@ -210,7 +211,7 @@ static int find_probes(struct probe_file *f, const char *path)
 
 	if (!ac)
 		return -ENOMEM;
-	n = alloc_code__read(path, ac);
+	n = alloc_code__read_cached(path, ac);
 	f->imports = ac->imports;
 	f->interp = ac->interp;
 	f->sanitizer = ac->sanitizer;
