@@ -19,7 +19,7 @@ cleanup() {
 trap cleanup EXIT TERM INT
 
 libc=$(ldd "$WORKLOADS/calloc" | awk '/libc\.so/ { print $3 }')
-entry=$dir/$(stat -L -c '%d %i' "$libc" | awk '{ printf "%016x-%016x", $1, $2 }')
+entry=$dir/$(stat -L -c '%d %i' "$libc" | awk -v self="$(stat -L -c %i "$MEMTRACK")" '{ printf "%016x-%016x-%016x", $1, $2, self }')
 
 # run <name> <track args...>: calloc tracked with -v; its report in $tmp/<name>.json
 run() {

@@ -49,8 +49,8 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-/* the file of the entry for libc's key: its name is the device and inode */
-static char entry[64];
+/* the file of the entry for libc's key: its name, the device and inodes */
+static char entry[80];
 
 static void read_libc(void)
 {
@@ -63,8 +63,8 @@ static void read_libc(void)
 	libc_found = alloc_code__read_fd(fd, &libc_code);
 	CHECK(libc_found > 0 && libc_code.code_read, "libc defines allocator functions: %d",
 	      libc_found);
-	snprintf(entry, sizeof(entry), "%016llx-%016llx", (unsigned long long)libc_key.dev,
-		 (unsigned long long)libc_key.ino);
+	snprintf(entry, sizeof(entry), "%016llx-%016llx-%016llx", (unsigned long long)libc_key.dev,
+		 (unsigned long long)libc_key.ino, (unsigned long long)libc_key.self_ino);
 }
 
 static bool loads_libc(void)
@@ -96,6 +96,10 @@ static void test_round_trip(void)
 	other.self_ino++;
 	CHECK(alloc_code_cache__load(dir, &other, &got) == -ENOENT,
 	      "another memtrack reads nothing");
+	other = libc_key;
+	other.self_ctime_nsec++;
+	CHECK(alloc_code_cache__load(dir, &other, &got) == -ENOENT,
+	      "memtrack rebuilt in place reads nothing");
 }
 
 static void test_not_kept(void)

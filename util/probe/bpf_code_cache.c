@@ -2,8 +2,9 @@
 /*
  * An entry: a header (the key, the counts, the sets and flags), then each
  * function the file defines as its index in alloc_symbols and its alloc_fn,
- * by increasing index.  Named by the file's device and inode: a file
- * replaced in place replaces its entry.
+ * by increasing index.  Named by the file's device and inode and memtrack's
+ * inode: a file replaced in place replaces its entry, and two memtracks (a
+ * build and the one installed, a bench's baseline) keep one each.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,8 +45,8 @@ struct entry_fn {
 
 static void entry_name(const struct alloc_code_key *k, char *buf, size_t len)
 {
-	snprintf(buf, len, "%016llx-%016llx", (unsigned long long)k->dev,
-		 (unsigned long long)k->ino);
+	snprintf(buf, len, "%016llx-%016llx-%016llx", (unsigned long long)k->dev,
+		 (unsigned long long)k->ino, (unsigned long long)k->self_ino);
 }
 
 static int self_identity(struct alloc_code_key *k)
@@ -119,7 +120,7 @@ static int unpack(const uint8_t *buf, size_t len, const struct alloc_code_key *k
 
 int alloc_code_cache__load(int dir, const struct alloc_code_key *k, struct alloc_code *ac)
 {
-	char name[40];
+	char name[64];
 	uint8_t *buf;
 	struct stat st;
 	ssize_t n = -1;
@@ -170,7 +171,7 @@ static size_t pack(uint8_t *buf, const struct alloc_code_key *k, const struct al
 void alloc_code_cache__save(int dir, const struct alloc_code_key *k, const struct alloc_code *ac,
 			    int found)
 {
-	char name[40], tmp[64];
+	char name[64], tmp[96];
 	uint8_t *buf;
 	size_t len;
 	int fd;

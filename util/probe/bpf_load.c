@@ -166,8 +166,6 @@ static void *load_in_turn(void *arg)
 	l->stage = 1;
 	pthread_cond_broadcast(&l->done);
 	pthread_mutex_unlock(&l->lock);
-	if (l->job.then)
-		l->job.then();
 	load_c = !l->job.c_now || l->job.c_now(l->job.arg);
 	if (load_c)
 		err = bpf_object__load_skeleton(l->job.c);

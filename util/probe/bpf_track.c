@@ -24,7 +24,6 @@
 #include "util/probe/bpf_offsets_cache.h"
 #include "util/probe/bpf_track.h"
 #include "util/probe/bpf_probes.h"
-#include "util/probe/disasm.h"
 #include "util/probe/link-closer.h"
 #include "util/probe/pressure.h"
 #include "util/proc-maps.h"
@@ -247,7 +246,7 @@ static int open_instances(struct memtrack_bpf **moved, struct memtrack_bpf **pro
 
 /*
  * Whether the loader's thread loads the allocator probes' programs now
- * (3.1 ms of CPU), or leaves them to their first use: now where BPF traces
+ * (1.5 ms of CPU), or leaves them to their first use: now where BPF traces
  * every process, or where the command looks like one that links probes as
  * it starts; else few runs ever link any (a tree's first static program
  * waits for them then).
@@ -288,14 +287,8 @@ static int open_and_load(struct bpf_track *t, const struct bpf_track_opts *opts)
 	}
 	map_maker__exit(&maps);
 	if (!err) {
-		/*
-		 * capstone before the probes: memtrack's libc is decoded once
-		 * this thread's programs are in, and dlopen() holds the
-		 * loader's lock that every pthread_create() of the pipeline's
-		 * start would wait for
-		 */
 		bpf_loader__start(&t->loader, &(struct bpf_loader_job){
-			.b = moved->skeleton, .c = probes->skeleton, .then = disasm__load,
+			.b = moved->skeleton, .c = probes->skeleton,
 			.c_now = probes_wanted_now, .arg = t });
 		t->probes = probes;
 		probes = NULL;

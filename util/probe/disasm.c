@@ -36,23 +36,17 @@ static void load(void)
 			lib ? "a function is missing" : dlerror());
 }
 
-static void *load_once(void *arg)
+static void load_once(void)
 {
 	pthread_mutex_lock(&load_lock);
 	if (!tried)
 		load();
 	tried = true;
 	pthread_mutex_unlock(&load_lock);
-	return arg;
-}
-
-void disasm__load(void)
-{
-	load_once(NULL);
 }
 
 const struct disasm_api *disasm__get(void)
 {
-	load_once(NULL);
+	load_once();
 	return loaded ? &api : NULL;
 }

@@ -6,8 +6,8 @@
 
 /*
  * Capstone, loaded when first needed rather than linked: its relocations
- * were 0.85 ms of every memtrack's start, report's and stats' included,
- * and track can load it on a thread while it does other work.
+ * were 0.85 ms of every memtrack's start, report's and stats' included;
+ * track decodes no file whose functions it kept (bpf_code_cache.h).
  */
 struct disasm_api {
 	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
@@ -21,12 +21,10 @@ struct disasm_api {
 };
 
 /*
- * Loads it now, once: on a thread with nothing else to do, since the
- * loader's lock, held meanwhile, stalls every pthread_create() of the
- * process (0.85 ms of memtrack's start when a thread of its own did it).
+ * The library's functions, loaded now if need be (0.85 ms, with the dynamic
+ * loader's lock held, which every pthread_create() meanwhile waits for);
+ * NULL when it cannot be loaded
  */
-void disasm__load(void);
-/* the library's functions, loaded now if need be; NULL when it cannot be loaded */
 const struct disasm_api *disasm__get(void);
 
 #endif
