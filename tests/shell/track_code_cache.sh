@@ -19,15 +19,13 @@ cleanup() {
 trap cleanup EXIT TERM INT
 
 libc=$(ldd "$WORKLOADS/calloc" | awk '/libc\.so/ { print $3 }')
-entry=$dir/$(stat -L -c '%d %i' "$libc" | awk -v self="$(stat -L -c %i "$MEMTRACK")" '{ printf "%016x-%016x-%016x", $1, $2, self }')
+# the entry's name: libc's device and inode, and memtrack's inode
+self=$(stat -L -c %i "$MEMTRACK")
+entry=$dir/$(stat -L -c '%d %i' "$libc" |
+	awk -v self="$self" '{ printf "%016x-%016x-%016x", $1, $2, self }')
 
-# run <name> <track args...>: calloc tracked with -v; its report in $tmp/<name>.json
 run() {
-	local name=$1 art
-	shift
-	mkdir -p "$tmp/$name"
-	art=$(track_workload "$tmp/$name" -v "$@" -- "$WORKLOADS/calloc" 2>/dev/null)
-	report_json "$art" "$tmp/$name.json"
+	calloc_run "$tmp" "$@"
 }
 
 read_from_cache() {
@@ -40,8 +38,7 @@ some_read() {
 }
 
 exact() {
-	expect_eq "$1: 50 Calloc, 10 Realloc, 60 Free" "50 10 60" \
-		"$(count "$tmp/$1.json" Calloc) $(count "$tmp/$1.json" Realloc) $(count "$tmp/$1.json" Free)"
+	calloc_exact "$tmp" "$1"
 }
 
 test_kept_and_read_again() {

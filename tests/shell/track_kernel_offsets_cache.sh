@@ -14,13 +14,8 @@ tmp=$(mktemp -d) && trap remove_tmp_dir EXIT TERM INT
 file=/run/memtrack/kernel-offsets
 said="the kernel's offsets of this boot, from $file"
 
-# run <name> <track args...>: calloc tracked with -v; its report in $tmp/<name>.json
 run() {
-	local name=$1 art
-	shift
-	mkdir -p "$tmp/$name"
-	art=$(track_workload "$tmp/$name" -v "$@" -- "$WORKLOADS/calloc" 2>/dev/null)
-	report_json "$art" "$tmp/$name.json"
+	calloc_run "$tmp" "$@"
 }
 
 read_from_file() {
@@ -28,8 +23,7 @@ read_from_file() {
 }
 
 exact() {
-	expect_eq "$1: 50 Calloc, 10 Realloc, 60 Free" "50 10 60" \
-		"$(count "$tmp/$1.json" Calloc) $(count "$tmp/$1.json" Realloc) $(count "$tmp/$1.json" Free)"
+	calloc_exact "$tmp" "$1"
 }
 
 test_kept_and_read_again() {

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache-file.h"
 #include "check.h"
 
 #ifdef NO_BPF_SKEL
@@ -130,29 +131,22 @@ static void refused(const char *what, void (*make)(void))
 
 static void others_may_read(void)
 {
-	fchmodat(dir, entry, 0644, 0);
+	CHECK(cache_file_chmod(dir, entry, 0644), "read by others");
 }
 
 static void others_may_write(void)
 {
-	fchmodat(dir, entry, 0622, 0);
+	CHECK(cache_file_chmod(dir, entry, 0622), "written by others");
 }
 
 static void cut_short(void)
 {
-	int fd = openat(dir, entry, O_WRONLY);
-	struct stat st;
-
-	CHECK(fd >= 0 && !fstat(fd, &st) && !ftruncate(fd, st.st_size - 1), "cut short");
-	close(fd);
+	CHECK(cache_file_truncate(dir, entry, -1), "cut short");
 }
 
 static void longer(void)
 {
-	int fd = openat(dir, entry, O_WRONLY | O_APPEND);
-
-	CHECK(fd >= 0 && write(fd, "x", 1) == 1, "a byte more");
-	close(fd);
+	CHECK(cache_file_append_byte(dir, entry), "a byte more");
 }
 
 /* a function's record: its index, a pad, its alloc_fn (bpf_code_cache.c) */
@@ -160,11 +154,8 @@ static void longer(void)
 
 static void poke_u32(off_t at, uint32_t v)
 {
-	int fd = openat(dir, entry, O_WRONLY);
-
-	CHECK(fd >= 0 && pwrite(fd, &v, sizeof(v), at) == sizeof(v), "a word changed at %lld",
+	CHECK(cache_file_write_at(dir, entry, at, &v, sizeof(v)), "a word changed at %lld",
 	      (long long)at);
-	close(fd);
 }
 
 /* where the records start: they end the entry */
@@ -197,10 +188,7 @@ static void too_many_returns(void)
 
 static void other_magic(void)
 {
-	int fd = openat(dir, entry, O_WRONLY);
-
-	CHECK(fd >= 0 && pwrite(fd, "MTACODX", 7, 0) == 7, "another magic");
-	close(fd);
+	CHECK(cache_file_write_at(dir, entry, 0, "MTACODX", 7), "another magic");
 }
 
 static void a_link(void)
@@ -227,18 +215,14 @@ static void test_refusals(void)
 
 int main(void)
 {
-	char cmd[128];
-
-	if (!mkdtemp(dir_path))
+	dir = scratch_dir_make(dir_path);
+	if (dir < 0)
 		return 1;
-	dir = open(dir_path, O_RDONLY | O_DIRECTORY);
 	read_libc();
 	test_round_trip();
 	test_not_kept();
 	test_refusals();
-	close(dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir_path);
-	if (system(cmd))
+	if (!scratch_dir_remove(dir_path, dir))
 		return 1;
 	return test_done("code-cache");
 }

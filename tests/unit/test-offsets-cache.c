@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache-file.h"
 #include "check.h"
 
 #ifdef NO_BPF_SKEL
@@ -93,36 +94,27 @@ static void refused(const char *what, void (*make)(void))
 
 static void others_may_read(void)
 {
-	fchmodat(dir, FILE_NAME, 0644, 0);
+	CHECK(cache_file_chmod(dir, FILE_NAME, 0644), "read by others");
 }
 
 static void others_may_write(void)
 {
-	fchmodat(dir, FILE_NAME, 0622, 0);
+	CHECK(cache_file_chmod(dir, FILE_NAME, 0622), "written by others");
 }
 
 static void cut_short(void)
 {
-	int fd = openat(dir, FILE_NAME, O_WRONLY);
-
-	CHECK(fd >= 0 && !ftruncate(fd, 100), "cut short");
-	close(fd);
+	CHECK(cache_file_truncate(dir, FILE_NAME, 100), "cut short");
 }
 
 static void longer(void)
 {
-	int fd = openat(dir, FILE_NAME, O_WRONLY | O_APPEND);
-
-	CHECK(fd >= 0 && write(fd, "x", 1) == 1, "a byte more");
-	close(fd);
+	CHECK(cache_file_append_byte(dir, FILE_NAME), "a byte more");
 }
 
 static void other_magic(void)
 {
-	int fd = openat(dir, FILE_NAME, O_WRONLY);
-
-	CHECK(fd >= 0 && pwrite(fd, "MTKOFF9", 7, 0) == 7, "another magic");
-	close(fd);
+	CHECK(cache_file_write_at(dir, FILE_NAME, 0, "MTKOFF9", 7), "another magic");
 }
 
 static void a_link(void)
@@ -167,17 +159,13 @@ static void test_this_boot(void)
 
 int main(void)
 {
-	char cmd[128];
-
-	if (!mkdtemp(dir_path))
+	dir = scratch_dir_make(dir_path);
+	if (dir < 0)
 		return 1;
-	dir = open(dir_path, O_RDONLY | O_DIRECTORY);
 	test_round_trip();
 	test_refusals();
 	test_this_boot();
-	close(dir);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir_path);
-	if (system(cmd))
+	if (!scratch_dir_remove(dir_path, dir))
 		return 1;
 	return test_done("offsets-cache");
 }

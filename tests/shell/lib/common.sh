@@ -198,6 +198,22 @@ report_json() {
 	"$MEMTRACK" report --json "$1" >"$2"
 }
 
+# calloc_run <dir> <name> [<track args>...]: the calloc workload tracked with -v into
+# <dir>/<name> (memtrack's stderr in its track.err), its report in <dir>/<name>.json
+calloc_run() {
+	local dir=$1 name=$2 art
+	shift 2
+	mkdir -p "$dir/$name"
+	art=$(track_workload "$dir/$name" -v "$@" -- "$WORKLOADS/calloc" 2>/dev/null)
+	report_json "$art" "$dir/$name.json"
+}
+
+# calloc_exact <dir> <name>: calloc_run's report holds the workload's exact counts
+calloc_exact() {
+	expect_eq "$2: 50 Calloc, 10 Realloc, 60 Free" "50 10 60" \
+		"$(count "$1/$2.json" Calloc) $(count "$1/$2.json" Realloc) $(count "$1/$2.json" Free)"
+}
+
 # count <json> <type> [<pid>]: events of one type, for the tree or one process
 count() {
 	if [ -n "${3:-}" ]; then
