@@ -186,6 +186,15 @@ static void too_many_returns(void)
 		 ALLOC_FN_RETS_MAX + 1);
 }
 
+/* the header ends with the sets of functions defined and imported: bit 127 of the last */
+static void import_past_the_symbols(void)
+{
+	uint8_t top = 0x80;
+
+	CHECK(nr_alloc_symbols <= 120, "bit 127 names no symbol (%zu)", nr_alloc_symbols);
+	CHECK(cache_file_write_at(dir, entry, fns_at() - 1, &top, 1), "an import past the symbols");
+}
+
 static void other_magic(void)
 {
 	CHECK(cache_file_write_at(dir, entry, 0, "MTACODX", 7), "another magic");
@@ -210,6 +219,7 @@ static void test_refusals(void)
 	refused("an index out of bounds", index_out_of_bounds);
 	refused("indices out of order", indices_out_of_order);
 	refused("more returns than can be", too_many_returns);
+	refused("an import past the symbols", import_past_the_symbols);
 	refused("a link to a good entry", a_link);
 }
 

@@ -41,7 +41,8 @@ struct entry_fn {
 	struct alloc_fn fn;
 };
 
-#define ENTRY_MAX	(sizeof(struct entry_header) + 128 * sizeof(struct entry_fn))
+#define FNS_MAX		(sizeof(((struct alloc_code *)0)->fns) / sizeof(struct alloc_fn))
+#define ENTRY_MAX	(sizeof(struct entry_header) + FNS_MAX * sizeof(struct entry_fn))
 
 static void entry_name(const struct alloc_code_key *k, char *buf, size_t len)
 {
@@ -51,16 +52,15 @@ static void entry_name(const struct alloc_code_key *k, char *buf, size_t len)
 
 static int self_identity(struct alloc_code_key *k)
 {
-	static struct stat self;
-	static int err = 1;
+	struct stat self;
 
-	if (err > 0)
-		err = stat("/proc/self/exe", &self) ? -errno : 0;
+	if (stat("/proc/self/exe", &self))
+		return -errno;
 	k->self_dev = self.st_dev;
 	k->self_ino = self.st_ino;
 	k->self_ctime_sec = self.st_ctim.tv_sec;
 	k->self_ctime_nsec = self.st_ctim.tv_nsec;
-	return err;
+	return 0;
 }
 
 int alloc_code_cache__key(int fd, struct alloc_code_key *k)
@@ -82,6 +82,17 @@ int alloc_code_cache__key(int fd, struct alloc_code_key *k)
 	return self_identity(k);
 }
 
+/* no index past alloc_symbols': a reader may look each one up there */
+static bool set_is_sane(const struct alloc_set *set)
+{
+	unsigned int i;
+
+	for (i = nr_alloc_symbols; i < ALLOC_SET_WORDS * 64; i++)
+		if (alloc_set__has(set, i))
+			return false;
+	return true;
+}
+
 static bool fn_is_sane(const struct entry_fn *e, uint32_t prev_index, bool first)
 {
 	return e->index < nr_alloc_symbols && (first || e->index > prev_index) &&
@@ -99,7 +110,8 @@ static int unpack(const uint8_t *buf, size_t len, const struct alloc_code_key *k
 	if (len < sizeof(*h) || memcmp(h->magic, magic, sizeof(magic)) ||
 	    memcmp(&h->key, k, sizeof(*k)) || h->nr_symbols != nr_alloc_symbols ||
 	    h->nfns > nr_alloc_symbols || len != sizeof(*h) + h->nfns * sizeof(*fns) ||
-	    h->found <= 0 || h->found > (int32_t)nr_alloc_symbols)
+	    h->found <= 0 || h->found > (int32_t)nr_alloc_symbols ||
+	    !set_is_sane(&h->defined) || !set_is_sane(&h->imports))
 		return -ENOENT;
 	for (i = 0; i < h->nfns; i++)
 		if (!fn_is_sane(&fns[i], i ? fns[i - 1].index : 0, !i))
