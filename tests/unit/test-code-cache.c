@@ -223,6 +223,44 @@ static void test_refusals(void)
 	refused("a link to a good entry", a_link);
 }
 
+static bool exists(const char *name)
+{
+	return !faccessat(dir, name, F_OK, AT_SYMLINK_NOFOLLOW);
+}
+
+/*
+ * 600 entries of other files and memtracks, the first the oldest: a save
+ * leaves three quarters of 512, the newest, its own among them
+ */
+static void test_pruned(void)
+{
+	struct timespec times[2] = { { 0 } };
+	char name[96];
+	int i, fd, left = 0;
+
+	/* libc's entry alone to begin with: a_link() set the good one aside */
+	snprintf(name, sizeof(name), "%s.saved", entry);
+	unlinkat(dir, name, 0);
+	for (i = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "%016x-%016x-%016x", 1, i, 2);
+		fd = openat(dir, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		times[0].tv_sec = times[1].tv_sec = 1000000 + i;
+		CHECK(fd >= 0 && !futimens(fd, times), "an old entry %d", i);
+		close(fd);
+	}
+	alloc_code_cache__save(dir, &libc_key, &libc_code, libc_found);
+	CHECK(loads_libc(), "pruned: the entry saved is kept");
+	for (i = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "%016x-%016x-%016x", 1, i, 2);
+		left += exists(name);
+	}
+	CHECK_NUM(left, 383);
+	snprintf(name, sizeof(name), "%016x-%016x-%016x", 1, 216, 2);
+	CHECK(!exists(name), "pruned: the oldest go");
+	snprintf(name, sizeof(name), "%016x-%016x-%016x", 1, 217, 2);
+	CHECK(exists(name), "pruned: the newest stay");
+}
+
 int main(void)
 {
 	dir = scratch_dir_make(dir_path);
@@ -232,6 +270,7 @@ int main(void)
 	test_round_trip();
 	test_not_kept();
 	test_refusals();
+	test_pruned();
 	if (!scratch_dir_remove(dir_path, dir))
 		return 1;
 	return test_done("code-cache");

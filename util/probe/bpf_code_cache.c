@@ -6,6 +6,7 @@
  * inode: a file replaced in place replaces its entry, and two memtracks (a
  * build and the one installed, a bench's baseline) keep one each.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -41,6 +42,7 @@ struct entry_fn {
 	struct alloc_fn fn;
 };
 
+#define ENTRIES_MAX	512
 #define FNS_MAX		(sizeof(((struct alloc_code *)0)->fns) / sizeof(struct alloc_fn))
 #define ENTRY_MAX	(sizeof(struct entry_header) + FNS_MAX * sizeof(struct entry_fn))
 
@@ -180,6 +182,67 @@ static size_t pack(uint8_t *buf, const struct alloc_code_key *k, const struct al
 	return sizeof(*h) + h->nfns * sizeof(*fns);
 }
 
+struct aged_entry {
+	char name[64];
+	struct timespec mtime;
+};
+
+static int oldest_first(const void *a, const void *b)
+{
+	const struct timespec *x = &((const struct aged_entry *)a)->mtime;
+	const struct timespec *y = &((const struct aged_entry *)b)->mtime;
+
+	if (x->tv_sec != y->tv_sec)
+		return x->tv_sec < y->tv_sec ? -1 : 1;
+	return x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec;
+}
+
+/* the directory's entries with their times, in *v; how many, or -1 */
+static int list_entries(int dir, struct aged_entry **v)
+{
+	int fd = dup(dir), n = 0;
+	size_t cap = 0;
+	struct dirent *d;
+	struct stat st;
+	DIR *dp;
+
+	*v = NULL;
+	if (fd < 0 || !(dp = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(dp);
+	while ((d = readdir(dp))) {
+		if (d->d_name[0] == '.' || strlen(d->d_name) >= sizeof((*v)->name) ||
+		    fstatat(dir, d->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    grow_array((void **)v, &cap, n + 1, sizeof(**v)))
+			continue;
+		strcpy((*v)[n].name, d->d_name);
+		(*v)[n++].mtime = st.st_mtim;
+	}
+	closedir(dp);
+	return n;
+}
+
+/*
+ * Past ENTRIES_MAX entries, the oldest go until three quarters are left:
+ * each memtrack executable keeps its own, and builds come and go before
+ * the next boot empties /run.
+ */
+static void prune(int dir)
+{
+	struct aged_entry *v;
+	int n = list_entries(dir, &v), i;
+
+	if (n > ENTRIES_MAX) {
+		qsort(v, n, sizeof(*v), oldest_first);
+		for (i = 0; i < n - ENTRIES_MAX * 3 / 4; i++)
+			unlinkat(dir, v[i].name, 0);
+	}
+	free(v);
+}
+
 void alloc_code_cache__save(int dir, const struct alloc_code_key *k, const struct alloc_code *ac,
 			    int found)
 {
@@ -202,6 +265,7 @@ void alloc_code_cache__save(int dir, const struct alloc_code_key *k, const struc
 			unlinkat(dir, tmp, 0);
 	}
 	free(buf);
+	prune(dir);
 }
 
 int alloc_code_cache__open_dir(void)
