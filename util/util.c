@@ -117,15 +117,22 @@ int epoll_add_fd(int epoll_fd, int fd, uint32_t events)
 
 int open_regular(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int at = open(path, O_PATH | O_CLOEXEC), fd;
+	char by_fd[32];
 	struct stat st;
 
-	if (fd < 0)
+	if (at < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fstat(at, &st) || !S_ISREG(st.st_mode)) {
+		close(at);
 		return -EINVAL;
 	}
+	/* the very file looked at, opened for reading now */
+	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", at);
+	fd = open(by_fd, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	close(at);
 	return fd;
 }
 

@@ -38,8 +38,10 @@ int grow_array(void **p, size_t *cap, size_t need, size_t size);
 int epoll_add_fd(int epoll_fd, int fd, uint32_t events);
 
 /*
- * path, opened for reading if it is a regular file (without blocking on a
- * FIFO or a device first): the fd, or -errno (-EINVAL: not a regular file)
+ * path, opened for reading if it is a regular file: the fd, or -errno
+ * (-EINVAL: not a regular file).  A FIFO or a device is never opened (an
+ * open alone wakes a FIFO's writer, rewinds a tape): looked at through an
+ * O_PATH descriptor first.
  */
 int open_regular(const char *path);
 

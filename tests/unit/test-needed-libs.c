@@ -16,7 +16,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -113,6 +115,27 @@ static void test_not_regular_passed_over(void)
 	unsetenv("LD_LIBRARY_PATH");
 }
 
+/* a writer waits in open() for a reader: open_regular() on the FIFO must not be one */
+static void test_fifo_never_opened(void)
+{
+	char path[PATH_MAX + 32];
+	pid_t writer;
+	int status;
+
+	snprintf(path, sizeof(path), "%s/fifo", tmp);
+	CHECK(mkfifo(path, 0600) == 0, "mkfifo: %s", strerror(errno));
+	writer = fork();
+	if (writer == 0)
+		_exit(open(path, O_WRONLY) < 0);
+	usleep(20000);	/* the writer in its open(), or not yet: either way it waits */
+	CHECK(open_regular(path) == -EINVAL, "a FIFO is no regular file");
+	usleep(100000);
+	CHECK(waitpid(writer, &status, WNOHANG) == 0, "the FIFO's writer still waits for a reader");
+	kill(writer, SIGKILL);
+	waitpid(writer, &status, 0);
+	unlink(path);
+}
+
 static void test_stops_at_fn(void)
 {
 	struct found f = { .stop_at = 1 };
@@ -176,6 +199,7 @@ int main(void)
 	test_run_path_then_system();
 	test_library_path_first();
 	test_not_regular_passed_over();
+	test_fifo_never_opened();
 	test_stops_at_fn();
 	test_not_elf();
 	test_open_program();
