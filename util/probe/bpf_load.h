@@ -33,8 +33,8 @@ int map_maker__finish(struct map_maker *m, struct bpf_object *obj,
 void map_maker__exit(struct map_maker *m);
 /*
  * Three instances' programs loaded on both CPUs: the caller loads its own,
- * while a thread loads b, and then c unless c_now()
- * says not yet: then the first wait for c loads it, in its caller.
+ * while a thread loads b, and then c unless c_now() says not yet: then the
+ * first wait for c loads it, in its caller.
  */
 struct bpf_loader_job {
 	struct bpf_object_skeleton *b, *c;

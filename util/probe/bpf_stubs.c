@@ -162,7 +162,6 @@ void bpf_track__use_guardian(struct bpf_track *t, int guardian_fd)
 	(void)t, (void)guardian_fd;
 }
 
-
 const volatile uint64_t *bpf_track__pressure_stops(struct bpf_track *t)
 {
 	(void)t;
