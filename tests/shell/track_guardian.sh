@@ -1,5 +1,6 @@
 #!/bin/bash
-# track: the guardian keeps uid 0 and CAP_KILL only, and still resumes another user's stopped processes
+# track: the guardian keeps uid 0 and CAP_KILL only, still resumes another user's stopped
+# processes, and releases the tracepoints' links memtrack hands it at its end
 set -e
 . "$(dirname "$0")/lib/common.sh"
 skip_if_no_bpf
@@ -52,6 +53,39 @@ test_rights() {
 	mt=
 }
 
+# the ids of the links to tracepoints memtrack holds
+tracepoint_links() {
+	awk '$1 == "link_type:" { tp = $2 == "raw_tracepoint" } $1 == "link_id:" && tp { print $2 }' \
+		"/proc/$1/fdinfo/"* 2>/dev/null | sort -n | xargs
+}
+has_tracepoint_links() { [ -n "$(tracepoint_links "$mt")" ]; }
+link_exists() { bpftool link show id "$1" >/dev/null 2>&1; }
+links_gone() {
+	local id
+	for id in $1; do
+		! link_exists "$id" || return 1
+	done
+}
+
+# closing a tracepoint's link rewrites kernel text on every CPU: the guardian does it after
+# memtrack has gone, for both backends, and none is left once it has
+test_tracepoints_released() {
+	local backend ids
+	for backend in auto bpf; do
+		"$MEMTRACK" track -q --backend "$backend" -o "$tmp" -- sleep 1 &
+		mt=$!
+		wait_for 30 has_tracepoint_links
+		ids=$(tracepoint_links "$mt")
+		expect_eq "$backend: memtrack holds the tracepoints' links" \
+			"sched_process_exec sched_process_exit sched_process_fork signal_generate sys_exit" \
+			"$(awk '$1 == "tp_name:" { print $2 }' "/proc/$mt/fdinfo/"* 2>/dev/null | sort | xargs)"
+		wait "$mt"
+		mt=
+		wait_for 20 links_gone "$ids" && gone=yes || gone=no
+		expect_eq "$backend: the tracepoints' links released after the run" yes "$gone"
+	done
+}
+
 workers() { pgrep -u 65534 -f "^$WORKLOADS/alloc_storm_procs 4 300000"; }
 have_workers() { [ -n "$(workers)" ]; }
 stopped_workers() {
@@ -93,5 +127,6 @@ test_resumes_users_processes() {
 }
 
 test_rights
+test_tracepoints_released
 test_resumes_users_processes
 finish

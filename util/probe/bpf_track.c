@@ -1367,6 +1367,32 @@ static void keep_link_fd(int **fds, size_t *n, size_t *cap, int fd)
 	(*fds)[(*n)++] = fd;
 }
 
+/* a link's fd to hand over, libbpf's object left to free without closing it */
+static void keep_link(int **fds, size_t *n, size_t *cap, struct bpf_link *link)
+{
+	if (!link)
+		return;
+	bpf_link__disconnect(link);
+	keep_link_fd(fds, n, cap, bpf_link__fd(link));
+}
+
+/*
+ * The tracepoints' links go to the guardian with the probes': each one
+ * closed turns a static key off, kernel text rewritten on every CPU (0.46
+ * ms of a run's end for the five here).  Their programs do nothing once
+ * tracing is done.
+ */
+static void keep_tracepoint_links(struct bpf_track *t, int **fds, size_t *n, size_t *cap)
+{
+	const struct bpf_object_skeleton *s = t->skel->skeleton;
+	int i;
+
+	for (i = 0; i < s->prog_cnt; i++)
+		keep_link(fds, n, cap, *s->progs[i].link);
+	for (i = 0; i < MOVED_TRACEPOINTS; i++)
+		keep_link(fds, n, cap, t->moved_links[i]);
+}
+
 void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 {
 	int *fds = NULL;
@@ -1382,6 +1408,7 @@ void bpf_track__detach(struct bpf_track *t, int guardian_fd)
 		keep_link_fd(&fds, &n, &cap, t->plinks[i / LINK_FDS].fds[i % LINK_FDS]);
 	for (i = 0; i < 2 * t->nshared; i++)
 		keep_link_fd(&fds, &n, &cap, t->shared[i / 2].fds[i % 2]);
+	keep_tracepoint_links(t, &fds, &n, &cap);
 	/* the guardian closes them after memtrack has gone: their release is slow */
 	if (guardian_fd >= 0 && n)
 		pressure__hand_over(guardian_fd, fds, n);
