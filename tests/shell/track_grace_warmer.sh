@@ -4,7 +4,8 @@
 # once memtrack and its guardian have ended; with the shim serving the tree there is one
 # only for a command that looks like it will link probes at once (a static executable, one
 # with an allocator of its own, a library with functions the shim does not see), and none
-# for the others
+# for the others; the probes' programs then load as the command starts, and a run that ends
+# before it does not wait for them
 # timeout: 60
 set -e
 . "$(dirname "$0")/lib/common.sh"
@@ -69,6 +70,8 @@ test_guessed() {
 	warmed alloc_loop_jemalloc_static "a static executable"
 	warmed own_malloc "an executable with an allocator of its own"
 	warmed alloc_loop_mimalloc "a library with allocator functions the shim does not see"
+	expect_eq "alloc_loop_mimalloc: the probes load as it starts, not before" 1 \
+		"$(grep -c "^the allocator probes load as the command starts$" "$tmp/err")"
 	not_warmed "$WORKLOADS/malloc_free"
 	not_warmed "$WORKLOADS/reallocarray_lib"
 	not_warmed true
@@ -77,7 +80,22 @@ test_guessed() {
 	not_warmed "$tmp/script"
 }
 
+# the probes wait for the command's start: a run that ends before it does not wait for them
+test_never_started() {
+	local rc=0
+	mkdir "$tmp/dir.msgpack"
+	timeout 60 "$MEMTRACK" track -o "$tmp/dir.msgpack" -- "$WORKLOADS/alloc_loop_mimalloc" \
+		>"$tmp/out" 2>"$tmp/err" || rc=$?
+	expect_eq "an artifact that cannot be made: exit" 128 "$rc"
+	expect_eq "an artifact that cannot be made: said" 1 \
+		"$(grep -c "cannot create artifact '$tmp/dir.msgpack': Is a directory" "$tmp/err")"
+	"$MEMTRACK" track -v --backend bpf -o "$tmp" -- true >"$tmp/out" 2>"$tmp/err"
+	expect_eq "--backend bpf: the probes load before the command starts" 0 \
+		"$(grep -c "^the allocator probes load as the command starts$" "$tmp/err")"
+}
+
 test_bpf_backend
 test_auto
 test_guessed
+test_never_started
 finish

@@ -167,6 +167,12 @@ static void *load_in_turn(void *arg)
 	pthread_cond_broadcast(&l->done);
 	pthread_mutex_unlock(&l->lock);
 	load_c = !l->job.c_now || l->job.c_now(l->job.arg);
+	pthread_mutex_lock(&l->lock);
+	while (load_c && l->job.c_gated && !l->gate_open)
+		pthread_cond_wait(&l->done, &l->lock);
+	/* a wait for c while the gate was shut loaded it; an exit before it opened wants none */
+	load_c = load_c && l->stage < 2 && !l->abandoned;
+	pthread_mutex_unlock(&l->lock);
 	if (load_c)
 		err = bpf_object__load_skeleton(l->job.c);
 	pthread_mutex_lock(&l->lock);
@@ -195,7 +201,8 @@ int bpf_loader__wait(struct bpf_loader *l, int stage)
 	int err;
 
 	pthread_mutex_lock(&l->lock);
-	while (l->stage < stage && !(l->thread_done && stage > 1))
+	while (l->stage < stage && !(l->thread_done && stage > 1) &&
+	       !(stage > 1 && l->job.c_gated && !l->gate_open))
 		pthread_cond_wait(&l->done, &l->lock);
 	if (l->stage < stage) {
 		/* c left for its first use: loaded now, by this caller */
@@ -219,8 +226,21 @@ int bpf_loader__finish(struct bpf_loader *l)
 	return err;
 }
 
+void bpf_loader__open_gate(struct bpf_loader *l)
+{
+	pthread_mutex_lock(&l->lock);
+	l->gate_open = true;
+	pthread_cond_broadcast(&l->done);
+	pthread_mutex_unlock(&l->lock);
+}
+
 void bpf_loader__exit(struct bpf_loader *l)
 {
+	pthread_mutex_lock(&l->lock);
+	l->abandoned = !l->gate_open;	/* a command that never started */
+	l->gate_open = true;
+	pthread_cond_broadcast(&l->done);
+	pthread_mutex_unlock(&l->lock);
 	if (l->started)
 		pthread_join(l->thread, NULL);
 	l->started = false;

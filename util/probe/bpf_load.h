@@ -34,12 +34,14 @@ void map_maker__exit(struct map_maker *m);
 /*
  * Three instances' programs loaded on both CPUs: the caller loads its own,
  * while a thread loads b, and then c unless c_now() says not yet: then the
- * first wait for c loads it, in its caller.
+ * first wait for c loads it, in its caller.  A gated c waits, on the
+ * thread, until the gate opens (or the first wait for it).
  */
 struct bpf_loader_job {
 	struct bpf_object_skeleton *b, *c;
 	bool (*c_now)(void *arg);	/* NULL: c now */
 	void *arg;
+	bool c_gated;
 };
 
 struct bpf_loader {
@@ -50,6 +52,7 @@ struct bpf_loader {
 	pthread_cond_t done;
 	int stage;		/* 1: b loaded, 2: c loaded too */
 	bool thread_done;
+	bool gate_open, abandoned;
 	int err[2];
 };
 
@@ -58,6 +61,8 @@ void bpf_loader__start(struct bpf_loader *l, const struct bpf_loader_job *job);
 int bpf_loader__wait(struct bpf_loader *l, int stage);
 /* the thread's work done (c, or not); 0 or the first -errno of what it loaded */
 int bpf_loader__finish(struct bpf_loader *l);
+/* a gated c may load now */
+void bpf_loader__open_gate(struct bpf_loader *l);
 /* the thread joined; c, if never loaded, stays so */
 void bpf_loader__exit(struct bpf_loader *l);
 

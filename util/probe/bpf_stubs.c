@@ -21,6 +21,11 @@ int bpf_track__wait_loaded(struct bpf_track *t)
 	return -EOPNOTSUPP;
 }
 
+void bpf_track__command_starts(struct bpf_track *t)
+{
+	(void)t;
+}
+
 int bpf_track__attach_libc(struct bpf_track *t, const char **path)
 {
 	(void)t;

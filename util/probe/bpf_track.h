@@ -61,9 +61,12 @@ int bpf_track__open(struct bpf_track **out, const struct bpf_track_opts *opts);
 /*
  * The allocator probes' programs may still load when bpf_track__open()
  * returns (none of the command's processes can need them yet): 0 once
- * they are in, or why they cannot be.
+ * they are in, or why they cannot be; 0 at once where they load as the
+ * command starts.
  */
 int bpf_track__wait_loaded(struct bpf_track *t);
+/* the command is let go: probes left to load after its start load now */
+void bpf_track__command_starts(struct bpf_track *t);
 /* finds the allocator functions of the libc this process uses */
 int bpf_track__attach_libc(struct bpf_track *t, const char **path);
 /* puts the probes into memtrack itself and takes them out: does probing work here */

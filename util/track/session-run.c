@@ -184,6 +184,7 @@ static int run_child(struct track_session *s)
 	session__block_forwarded_signals(SIG_UNBLOCK);
 	s->start_ns = now_ns();
 	s->spawned = false;
+	bpf_track__command_starts(s->bpf);
 	if (spawn__start(&s->child))
 		return fatal_errno("cannot start the command");
 	s->not_started = spawn__exec_error(&s->child);
