@@ -192,8 +192,10 @@ void bpf_loader__start(struct bpf_loader *l, const struct bpf_loader_job *job)
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->done, NULL);
 	l->started = !pthread_create(&l->thread, NULL, load_in_turn, l);
-	if (!l->started)
+	if (!l->started) {
+		l->job.c_gated = false;
 		load_in_turn(l);	/* no thread: all of it here, at once */
+	}
 }
 
 int bpf_loader__wait(struct bpf_loader *l, int stage)

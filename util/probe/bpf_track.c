@@ -244,25 +244,6 @@ static int open_instances(struct memtrack_bpf **moved, struct memtrack_bpf **pro
 }
 
 /*
- * Whether the loader's thread loads the allocator probes' programs now
- * (1.5 ms of CPU), or leaves them to their first use: now where BPF traces
- * every process, or where the command looks like one that links probes as
- * it starts; else few runs ever link any (a tree's first static program
- * waits for them then).
- */
-static bool probes_after_start(const struct bpf_track *t);
-
-static bool probes_wanted_now(void *arg)
-{
-	struct bpf_track *t = arg;
-	bool now = t->traces_all || grace_warmer__links_soon(&t->warmer);
-
-	if (now && probes_after_start(t))
-		pr_debug("the allocator probes load as the command starts\n");
-	return now;
-}
-
-/*
  * Where the shim serves the command, its first links come at its hello,
  * after ld.so has mapped its libraries: the probes load on the second CPU
  * as it starts (bpf_track__command_starts()), not before it may.  Loaded
@@ -271,6 +252,23 @@ static bool probes_wanted_now(void *arg)
 static bool probes_after_start(const struct bpf_track *t)
 {
 	return !t->traces_all && t->warmer.started && t->warmer.program;
+}
+
+/*
+ * Whether the loader's thread loads the allocator probes' programs now
+ * (1.5 ms of CPU), or leaves them to their first use: now where BPF traces
+ * every process, or where the command looks like one that links probes as
+ * it starts; else few runs ever link any (a tree's first static program
+ * waits for them then).
+ */
+static bool probes_wanted_now(void *arg)
+{
+	struct bpf_track *t = arg;
+	bool now = t->traces_all || grace_warmer__links_soon(&t->warmer);
+
+	if (now && probes_after_start(t))
+		pr_debug("the allocator probes load as the command starts\n");
+	return now;
 }
 
 void bpf_track__command_starts(struct bpf_track *t)
