@@ -58,7 +58,8 @@ tracepoint_links() {
 	awk '$1 == "link_type:" { tp = $2 == "raw_tracepoint" } $1 == "link_id:" && tp { print $2 }' \
 		"/proc/$1/fdinfo/"* 2>/dev/null | sort -n | xargs
 }
-has_tracepoint_links() { [ -n "$(tracepoint_links "$mt")" ]; }
+# every link is made before the command is let go
+command_started() { pgrep -P "$mt" -x sleep >/dev/null; }
 link_exists() { bpftool link show id "$1" >/dev/null 2>&1; }
 links_gone() {
 	local id
@@ -70,11 +71,11 @@ links_gone() {
 # closing a tracepoint's link rewrites kernel text on every CPU: the guardian does it after
 # memtrack has gone, for both backends, and none is left once it has
 test_tracepoints_released() {
-	local backend ids
+	local backend ids gone
 	for backend in auto bpf; do
-		"$MEMTRACK" track -q --backend "$backend" -o "$tmp" -- sleep 1 &
+		"$MEMTRACK" track -q --backend "$backend" -o "$tmp" -- sleep 3 &
 		mt=$!
-		wait_for 30 has_tracepoint_links
+		wait_for 30 command_started
 		ids=$(tracepoint_links "$mt")
 		expect_eq "$backend: memtrack holds the tracepoints' links" \
 			"sched_process_exec sched_process_exit sched_process_fork signal_generate sys_exit" \
