@@ -42,6 +42,18 @@ test_attach_errors() {
 	expect_eq "attach: -p with a command is a usage error" 129 "$rc"
 }
 
+# -p of memtrack's own shell (or of 1): memtrack and its guardian are left out of the tree,
+# or it stops itself for its own probes and never resumes, and its shell waits for ever
+test_attach_own_shell() {
+	local rc=0
+	timeout -s KILL 60 bash -c '"$0" track -q -p $$ --detach-after 1 -o "$1" >"$1/own.out" 2>"$1/own.err"
+		echo $? >"$1/own.rc"' "$MEMTRACK" "$tmp" || rc=$?
+	expect_eq "attach to its own shell: memtrack ends, nothing stays stopped" 0 "$rc"
+	expect_eq "attach to its own shell: exits 130 as --detach-after does" 130 \
+		"$(cat "$tmp/own.rc" 2>/dev/null)"
+}
+
 test_attach_mid_run
 test_attach_errors
+test_attach_own_shell
 finish

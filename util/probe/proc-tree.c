@@ -81,7 +81,7 @@ static bool contains(const pid_t *pids, size_t n, pid_t pid)
 	return false;
 }
 
-int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t **pids)
+int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t except, pid_t **pids)
 {
 	struct pid_ppid *procs = NULL;
 	pid_t *tree;
@@ -101,7 +101,8 @@ int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t **pids)
 	/* breadth first: the children of tree[i] are appended as they are found */
 	for (i = 0; i < n; i++)
 		for (j = 0; j < (size_t)nprocs; j++)
-			if (procs[j].ppid == tree[i] && !contains(tree, n, procs[j].pid))
+			if (procs[j].ppid == tree[i] && procs[j].pid != except &&
+			    !contains(tree, n, procs[j].pid))
 				tree[n++] = procs[j].pid;
 	free(procs);
 	*pids = tree;

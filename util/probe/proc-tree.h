@@ -9,10 +9,11 @@
 
 /*
  * The processes running now under some roots, read from /proc: the roots
- * and all their descendants, each once.  Returns the count (*pids is
+ * and all their descendants, each once, but for the subtree of except (a
+ * descendant that is not to be counted in).  Returns the count (*pids is
  * malloc'ed), or -errno.
  */
-int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t **pids);
+int proc_tree__collect(const pid_t *roots, size_t nroots, pid_t except, pid_t **pids);
 
 /* fills what /proc tells of pid (ppid, comm, exe) into p */
 int proc_tree__describe(pid_t pid, struct process *p);

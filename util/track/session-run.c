@@ -258,7 +258,8 @@ int session__attach_to_tree(struct track_session *s)
 	pid_t *tree;
 	int n, i, err;
 
-	n = proc_tree__collect(s->attach, s->nattach, &tree);
+	/* under -p 1 or the pid of its own shell: stopped for its probes, it would never resume */
+	n = proc_tree__collect(s->attach, s->nattach, getpid(), &tree);
 	if (n < 0)
 		return fatal("cannot read the process tree: %s", strerror(-n));
 	for (i = 0; i < n; i++) {
@@ -351,6 +352,8 @@ int session__check_attach_targets(const struct track_session *s)
 	for (i = 0; i < s->nattach; i++) {
 		if (kill(s->attach[i], 0) && errno == ESRCH)
 			return fatal("no process with pid %d", s->attach[i]);
+		if (s->attach[i] == getpid())
+			return fatal("pid %d is memtrack itself", s->attach[i]);
 		if (may_trace(s, s->attach[i], why, sizeof(why)))
 			return fatal("cannot attach to pid %d (uid %lu): uid %u, who ran sudo, "
 				     "may not trace it (%s)", s->attach[i],
