@@ -231,6 +231,9 @@ static int create_file(void *arg, char *why, size_t why_len __maybe_unused)
 			      "through one");
 	if (fd < 0 && errno == EEXIST)
 		return refuse(&w, EEXIST, "the file exists: memtrack does not replace it");
+	/* a fifo with no reader, a socket: not "No such device or address" */
+	if (fd < 0 && (errno == ENXIO || errno == EOPNOTSUPP))
+		return refuse(&w, EPERM, "it exists and is not a regular file");
 	if (fd < 0)
 		return -errno;
 	err = a->mode == OUT_REPLACE ? check_replaced(fd, &w) : 0;

@@ -20,6 +20,12 @@ test_named_file() {
 	rc=$(status "$MEMTRACK" track -o "$tmp/plain" -- "$WORKLOADS/malloc_free")
 	expect_eq "-o dir: a directory, as before" "0 1" \
 		"$rc $(find "$tmp/plain" -name '*.MemtrackArtifact.msgpack' | wc -l)"
+	# a fifo nobody reads: refused at once, not waited on, and said plainly
+	mkfifo "$tmp/fifo.msgpack"
+	rc=$(status timeout 60 "$MEMTRACK" track -q -o "$tmp/fifo.msgpack" -- true)
+	expect_eq "-o a fifo: refused" 128 "$rc"
+	expect_eq "-o a fifo: says why" 1 \
+		"$(grep -c "cannot create artifact '$tmp/fifo.msgpack': it exists and is not a regular file" "$tmp/err")"
 }
 
 # not_started <label> <expected status> <message> <command...>
