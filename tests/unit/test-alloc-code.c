@@ -4,15 +4,18 @@
  * form found whatever precedes it, and its target computed from where the
  * instruction ends; a target not listed, or of the wrong kind, is no hit.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "fifo-writer.h"
 #include "util/probe/alloc-code.h"
 #include "util/probe/allocators.h"
 
@@ -273,9 +276,29 @@ static void test_hostile_hash_header(void)
 	}
 }
 
+/* root reads what a tracked process mapped: a FIFO (or a device) is never opened, only refused */
+static void test_not_regular_never_opened(void)
+{
+	char path[] = "/tmp/memtrack-test-alloc-code-fifo.XXXXXX";
+	struct alloc_code *ac = calloc(1, sizeof(*ac));
+	pid_t writer;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && ac, "a scratch name");
+	close(fd);
+	unlink(path);
+	writer = fifo_writer_start(path);
+	CHECK(writer > 0, "a FIFO and its writer");
+	CHECK(alloc_code__read(path, ac) == -EINVAL && ac->fns[0].nrets == -1,
+	      "a FIFO: not a regular file, and nothing found");
+	CHECK(fifo_writer_still_waits(writer, path), "the FIFO's writer still waits for a reader");
+	free(ac);
+}
+
 int main(void)
 {
 	test_symbol_names();
+	test_not_regular_never_opened();
 	test_hash_lookup();
 	test_hostile_hash_header();
 	test_call_rel32();

@@ -16,12 +16,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "fifo-writer.h"
 #include "util/symbol/needed-libs.h"
 #include "util/util.h"
 
@@ -120,20 +119,12 @@ static void test_fifo_never_opened(void)
 {
 	char path[PATH_MAX + 32];
 	pid_t writer;
-	int status;
 
 	snprintf(path, sizeof(path), "%s/fifo", tmp);
-	CHECK(mkfifo(path, 0600) == 0, "mkfifo: %s", strerror(errno));
-	writer = fork();
-	if (writer == 0)
-		_exit(open(path, O_WRONLY) < 0);
-	usleep(20000);	/* the writer in its open(), or not yet: either way it waits */
+	writer = fifo_writer_start(path);
+	CHECK(writer > 0, "a FIFO and its writer: %s", strerror(errno));
 	CHECK(open_regular(path) == -EINVAL, "a FIFO is no regular file");
-	usleep(100000);
-	CHECK(waitpid(writer, &status, WNOHANG) == 0, "the FIFO's writer still waits for a reader");
-	kill(writer, SIGKILL);
-	waitpid(writer, &status, 0);
-	unlink(path);
+	CHECK(fifo_writer_still_waits(writer, path), "the FIFO's writer still waits for a reader");
 }
 
 static void test_stops_at_fn(void)

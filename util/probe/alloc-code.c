@@ -624,7 +624,7 @@ static void clear(struct alloc_code *ac)
 		ac->fns[i].nrets = -1;
 }
 
-/* what the file open at fd defines and does (fd is closed) */
+/* what the file open at fd defines and does (fd is closed); fd < 0: its open's -errno */
 static int read_fd(int fd, bool by_hash, bool decode, struct alloc_code *ac)
 {
 	Elf_Scn *scn = NULL;
@@ -633,6 +633,8 @@ static int read_fd(int fd, bool by_hash, bool decode, struct alloc_code *ac)
 	Elf *elf;
 
 	clear(ac);
+	if (fd < 0)
+		return fd;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		close(fd);
 		return -EINVAL;
@@ -658,15 +660,10 @@ static int read_fd(int fd, bool by_hash, bool decode, struct alloc_code *ac)
 	return found;
 }
 
+/* a regular file alone: root opening a device a tracked process mapped would run its driver */
 static int read_file(const char *path, bool by_hash, bool decode, struct alloc_code *ac)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		clear(ac);
-		return -errno;
-	}
-	return read_fd(fd, by_hash, decode, ac);
+	return read_fd(open_regular(path), by_hash, decode, ac);
 }
 
 int alloc_code__read(const char *path, struct alloc_code *ac)

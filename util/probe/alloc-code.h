@@ -77,9 +77,12 @@ int alloc_code__returns(const uint8_t *code, uint64_t vaddr, uint64_t size, uint
  */
 bool alloc_code__calls_through_pointer(const uint8_t *code, uint64_t vaddr, uint64_t size);
 
-/* reads path; the number of allocator functions it defines, or -errno */
+/*
+ * reads path, if it is a regular file (-EINVAL: it is not); the number of
+ * allocator functions it defines, or -errno
+ */
 int alloc_code__read(const char *path, struct alloc_code *ac);
-/* the same, of the file open at fd, which it closes */
+/* the same, of the file open at fd, which it closes; fd < 0: its open's -errno, returned */
 int alloc_code__read_fd(int fd, struct alloc_code *ac);
 /* the same, every symbol read, never looked up by its GNU hash: what the lookup must match */
 int alloc_code__read_scanning(const char *path, struct alloc_code *ac);

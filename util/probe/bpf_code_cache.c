@@ -290,11 +290,11 @@ int alloc_code_cache__open_dir(void)
 
 int alloc_code__read_cached(const char *path, struct alloc_code *ac)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), dir, found;
+	int fd = open_regular(path), dir, found;
 	struct alloc_code_key k;
 
 	if (fd < 0)
-		return alloc_code__read(path, ac);	/* its failure, as it tells it */
+		return alloc_code__read_fd(fd, ac);
 	dir = alloc_code_cache__open_dir();
 	if (dir < 0 || alloc_code_cache__key(fd, &k)) {
 		if (dir >= 0)
