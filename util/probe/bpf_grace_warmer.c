@@ -124,6 +124,11 @@ bool grace_warmer__links_soon(struct grace_warmer *w)
 	return soon;
 }
 
+bool grace_warmer__guesses(const struct grace_warmer *w)
+{
+	return w->started && w->program;
+}
+
 int grace_warmer__finish(struct grace_warmer *w)
 {
 	if (!w->started)

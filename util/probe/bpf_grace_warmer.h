@@ -32,6 +32,8 @@ struct grace_warmer {
 void grace_warmer__start(struct grace_warmer *w, const char *program);
 /* whether the command's first process links probes soon: the guess, once made */
 bool grace_warmer__links_soon(struct grace_warmer *w);
+/* whether it guesses from the command's program (not where every process links at once) */
+bool grace_warmer__guesses(const struct grace_warmer *w);
 /* the link's fd (the caller closes it), or -1 */
 int grace_warmer__finish(struct grace_warmer *w);
 

@@ -251,7 +251,7 @@ static int open_instances(struct memtrack_bpf **moved, struct memtrack_bpf **pro
  */
 static bool probes_after_start(const struct bpf_track *t)
 {
-	return !t->traces_all && t->warmer.started && t->warmer.program;
+	return grace_warmer__guesses(&t->warmer);
 }
 
 /*
