@@ -263,7 +263,7 @@ static int run_session(struct track_session *s, const char **cmd_argv)
 	int err;
 
 	s->program = s->attach ? NULL : cmd_argv[0];
-	if (track_session__prepare(s) || track_session__launch(s, cmd_argv) ||
+	if (track_session__prepare(s, cmd_argv) || track_session__launch(s) ||
 	    track_session__start(s) || track_session__run(s))
 		return MEMTRACK_EXIT_FATAL;
 	err = track_session__finish(s);

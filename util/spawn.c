@@ -169,11 +169,11 @@ struct spawned {
  * The command, started in the cgroup as memtrack's own child: a helper
  * forked the usual way (so that the C library's state is sound, memtrack
  * having threads) calls clone3() with CLONE_PARENT | CLONE_INTO_CGROUP,
- * reports the new pid and exits.  Should clone3 fail, the helper is the
- * command itself, started outside the cgroup.
+ * reports the new pid on s->report_fd and exits.  Should clone3 fail, the
+ * helper is the command itself, started outside the cgroup.
  */
-static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2], int exec[2],
-			     const char *const argv[], const struct run_as *as)
+static int spawn_in_cgroup(struct spawn *s, int go[2], int ready[2], int exec[2],
+			   const char *const argv[], const struct run_as *as)
 {
 	struct clone3_args args = {
 		/* no exit_signal with CLONE_PARENT: it is the helper's own, SIGCHLD */
@@ -183,7 +183,6 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2], int exec[
 	struct spawned out = { 0 };
 	int report[2];
 	pid_t helper;
-	ssize_t n;
 
 	if (pipe2(report, O_CLOEXEC))
 		return -errno;
@@ -214,22 +213,42 @@ static pid_t spawn_in_cgroup(struct spawn *s, int go[2], int ready[2], int exec[
 		close(report[0]);
 		return -errno;
 	}
-	while ((n = read(report[0], &out, sizeof(out))) < 0 && errno == EINTR)
+	s->helper = helper;
+	s->report_fd = report[0];
+	return 0;
+}
+
+/* the helper's report: the command's pid, or -ECHILD if it died first */
+static pid_t read_report(struct spawn *s)
+{
+	struct spawned out = { 0 };
+	ssize_t n;
+
+	while ((n = read(s->report_fd, &out, sizeof(out))) < 0 && errno == EINTR)
 		;
 	if (n != sizeof(out))
 		out.pid = -ECHILD;	/* the command, if started, ends at EOF on go */
-	close(report[0]);
-	if (out.pid != helper)
-		waitpid(helper, NULL, 0);
+	close(s->report_fd);
+	s->report_fd = -1;
+	if (out.pid != s->helper)
+		waitpid(s->helper, NULL, 0);
 	s->in_cgroup = out.in_cgroup;
 	return out.pid;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as)
 {
 	int go[2], ready[2], exec[2], err;
-	char c;
 
+	s->pid = 0;
+	s->report_fd = s->ready_fd = -1;
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
 	if (pipe2(ready, O_CLOEXEC)) {
@@ -246,20 +265,18 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 	fflush(NULL);
 	s->in_cgroup = false;
 	if (s->cgroup_fd >= 0) {
-		s->pid = spawn_in_cgroup(s, go, ready, exec, argv, as);
-		if (s->pid < 0)
-			errno = -s->pid;
+		err = spawn_in_cgroup(s, go, ready, exec, argv, as);
 	} else {
 		s->pid = fork();
+		err = s->pid < 0 ? -errno : 0;
 	}
-	if (s->pid < 0) {
-		err = -errno;
+	if (err) {
 		close_pipe(go);
 		close_pipe(ready);
 		close_pipe(exec);
 		return err;
 	}
-	if (s->pid == 0) {
+	if (s->pid == 0 && s->report_fd < 0) {
 		close(go[1]);
 		close(ready[0]);
 		close(exec[0]);
@@ -269,11 +286,30 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 	close(ready[1]);
 	close(exec[1]);
 	s->exec_fd = exec[0];
-	/* ready (EOF) once it has dropped privileges, or died trying */
-	while (read(ready[0], &c, 1) < 0 && errno == EINTR)
-		;
-	close(ready[0]);
+	s->ready_fd = ready[0];
 	s->go_fd = go[1];
+	return 0;
+}
+
+int spawn__wait_ready(struct spawn *s)
+{
+	char c;
+
+	if (s->report_fd >= 0) {
+		pid_t pid = read_report(s);
+
+		if (pid < 0) {
+			close_fd(&s->ready_fd);
+			close_fd(&s->go_fd);
+			close_fd(&s->exec_fd);
+			return pid;
+		}
+		s->pid = pid;
+	}
+	/* ready (EOF) once it has dropped privileges, or died trying */
+	while (s->ready_fd >= 0 && read(s->ready_fd, &c, 1) < 0 && errno == EINTR)
+		;
+	close_fd(&s->ready_fd);
 	return 0;
 }
 
@@ -302,13 +338,11 @@ int spawn__exec_error(struct spawn *s)
 
 void spawn__abort(struct spawn *s)
 {
-	if (s->go_fd >= 0)
-		close(s->go_fd);
-	s->go_fd = -1;
-	if (s->exec_fd >= 0)
-		close(s->exec_fd);
-	s->exec_fd = -1;
-	waitpid(s->pid, NULL, 0);
+	close_fd(&s->go_fd);
+	close_fd(&s->exec_fd);
+	/* a child not known ready yet: its pid from the helper first */
+	if (spawn__wait_ready(s) == 0 && s->pid > 0)
+		waitpid(s->pid, NULL, 0);
 }
 
 struct call_reply {

@@ -11,9 +11,12 @@
  * is in the tracked set, so that none of its allocations escape.
  */
 struct spawn {
-	pid_t pid;
+	pid_t pid;	/* 0 until spawn__wait_ready() where a helper forks it */
 	int go_fd;
 	int exec_fd;	/* EOF once the command is exec'd, else its errno */
+	int ready_fd;	/* EOF once it has dropped privileges */
+	int report_fd;	/* the helper's word: the pid, whether in the cgroup */
+	pid_t helper;
 	/*
 	 * A cgroup2 directory for the command to start in (CLONE_INTO_CGROUP),
 	 * -1 for none; in_cgroup says whether it did.  Moving a process there
@@ -55,10 +58,13 @@ int run_as__call(const struct run_as *as, run_as_fn *fn, void *arg, char *why,
 		 size_t why_len);
 
 /*
- * forks, and returns once the child has dropped privileges (or died trying):
- * from then on it allocates nothing until spawn__start() lets it exec argv
+ * forks, and returns at once: the child drops privileges and waits while
+ * memtrack gets ready (the BPF programs' load), then allocates nothing
+ * until spawn__start() lets it exec argv
  */
 int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *as);
+/* the child's pid known, and the child ready (or dead); 0 or -errno */
+int spawn__wait_ready(struct spawn *s);
 int spawn__start(struct spawn *s);
 /* after spawn__start(): 0 once the command runs, or why its exec failed */
 int spawn__exec_error(struct spawn *s);

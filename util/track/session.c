@@ -827,6 +827,8 @@ void track_session__init(struct track_session *s, const struct track_opts *opts)
 	s->guardian_fd = -1;
 	s->child.go_fd = -1;
 	s->child.exec_fd = -1;
+	s->child.ready_fd = -1;
+	s->child.report_fd = -1;
 	s->watch.epoll_fd = -1;
 	s->watch.wake_fd = -1;
 	s->cfi_rules = -1;
@@ -835,7 +837,24 @@ void track_session__init(struct track_session *s, const struct track_opts *opts)
 	run_as__from_sudo(&s->run_as);
 }
 
-int track_session__prepare(struct track_session *s)
+/*
+ * The command forked (in the cgroup) before the BPF programs load: it
+ * drops privileges and waits on another CPU meanwhile, and the fork of a
+ * memtrack without its maps and threads yet is the cheaper one.
+ */
+static int fork_command(struct track_session *s, const char **argv)
+{
+	int err;
+
+	s->child.cgroup_fd = s->freezer ? freezer__cgroup_fd(s->freezer) : -1;
+	err = spawn__fork(&s->child, argv, &s->run_as);
+	if (err)
+		return fatal("cannot fork: %s", strerror(-err));
+	s->spawned = true;
+	return 0;
+}
+
+int track_session__prepare(struct track_session *s, const char **argv)
 {
 	int err;
 
@@ -849,6 +868,11 @@ int track_session__prepare(struct track_session *s)
 	if (prepare_backend(s))
 		return -1;
 	setup_freezer(s);
+	/* the shim's socket is in the command's environment */
+	if (start_shim_host(s))
+		return -1;
+	if (!s->attach && fork_command(s, argv))
+		return -1;
 	if (session__load_bpf(s))
 		return -1;
 	err = pressure__start_guardian(bpf_track__pressure_fd(s->bpf));
@@ -856,21 +880,21 @@ int track_session__prepare(struct track_session *s)
 		return fatal("cannot start the guardian process: %s", strerror(-err));
 	s->guardian_fd = err;
 	bpf_track__use_guardian(s->bpf, s->guardian_fd);
-	return start_shim_host(s);
+	return 0;
 }
 
-int track_session__launch(struct track_session *s, const char **argv)
+int track_session__launch(struct track_session *s)
 {
 	int err;
 
 	if (s->attach) {
 		s->root_pid = s->attach[0];
 	} else {
-		s->child.cgroup_fd = s->freezer ? freezer__cgroup_fd(s->freezer) : -1;
-		err = spawn__fork(&s->child, argv, &s->run_as);
-		if (err)
+		err = spawn__wait_ready(&s->child);
+		if (err) {
+			s->spawned = false;
 			return fatal("cannot fork: %s", strerror(-err));
-		s->spawned = true;
+		}
 		s->root_pid = s->child.pid;
 		join_freezer(s);
 	}

@@ -147,10 +147,13 @@ extern const char *const track_ring_names[MT_RING_MAX];
  * track_session__exit() undoes what was done, the command included.
  */
 void track_session__init(struct track_session *s, const struct track_opts *opts);
-/* stats file, output directory, backend, freezer, BPF, guardian, the shim's socket */
-int track_session__prepare(struct track_session *s);
-/* the command forked (waiting for its start) or the processes of -p found; the artifact */
-int track_session__launch(struct track_session *s, const char **argv);
+/*
+ * stats file, output directory, backend, freezer, the shim's socket, the
+ * command forked (unless -p), BPF, guardian
+ */
+int track_session__prepare(struct track_session *s, const char **argv);
+/* the command ready (waiting for its start) or the processes of -p found; the artifact */
+int track_session__launch(struct track_session *s);
 /* the pipeline running: pollers, merge, unwinder, resolver, encoder */
 int track_session__start(struct track_session *s);
 /* the command, or -p's processes, until the tree is gone or memtrack is interrupted */
