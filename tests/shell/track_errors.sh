@@ -70,6 +70,10 @@ test_without_privilege() {
 	chmod 777 "$tmp"
 	expect_failure "non-root: BPF needs privilege" 128 "fatal: cannot load BPF programs: .*needs root" \
 		as_nobody "$MEMTRACK" track -o "$tmp" -- true
+	# forked before the load, the command waits for its start: a failed load never runs it
+	expect_failure "non-root: the command forked before the load" 128 "needs root" \
+		as_nobody "$MEMTRACK" track -o "$tmp" -- touch "$tmp/ran"
+	expect_eq "non-root: ... never ran" "absent" "$([ -e "$tmp/ran" ] && echo ran || echo absent)"
 	expect_failure "non-root: unwritable output directory" 128 "is not writable" \
 		as_nobody "$MEMTRACK" track -o / -- true
 }
