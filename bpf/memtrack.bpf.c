@@ -1479,7 +1479,7 @@ int BPF_PROG(process_exit, struct task_struct *p)
 	if (!e)
 		return 0;
 	e->exit_code = kernel_u32(p, koff.task_exit_code);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_past(&events, events_freeze_mark));
 	return 0;
 }
 
