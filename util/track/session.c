@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -908,23 +909,35 @@ static int status_figures_start(struct track_session *s)
 	return 0;
 }
 
+/*
+ * The pipeline runs ahead of the processes it drains: on a loaded machine
+ * a starved poller means stopped producers.  But a thread of it woken by a
+ * tracked process (its hello, its exit, a record) does not preempt that
+ * process (SCHED_BATCH, at the same nice): the kernel woke the poller on
+ * the process's CPU, the other one idle, and every step of a shim's start
+ * and end became a switch to memtrack and back.  The threads made from
+ * here on inherit both; the command, forked before, keeps the priority
+ * memtrack was started with.
+ */
+static void set_pipeline_priority(void)
+{
+	if (setpriority(PRIO_PROCESS, 0, PIPELINE_NICE))
+		pr_debug("cannot raise memtrack's priority: %s\n", strerror(errno));
+	if (sched_setscheduler(0, SCHED_BATCH, &(struct sched_param){ 0 }))
+		pr_debug("cannot make memtrack's threads SCHED_BATCH: %s\n", strerror(errno));
+}
+
 int track_session__start(struct track_session *s)
 {
 	int err;
 
-	/*
-	 * The pipeline runs ahead of the processes it drains: on a loaded
-	 * machine a starved poller means stopped producers.  The command
-	 * keeps the priority memtrack was started with.
-	 */
 	/* the live heap costs a hash update an event: only for the status line */
 	if (!s->opts->quiet && status_line__wanted(STDERR_FILENO)) {
 		s->live = malloc(sizeof(*s->live));
 		if (s->live)
 			live_heap__init(s->live);
 	}
-	if (setpriority(PRIO_PROCESS, 0, PIPELINE_NICE))
-		pr_debug("cannot raise memtrack's priority: %s\n", strerror(errno));
+	set_pipeline_priority();
 	session__block_forwarded_signals(SIG_BLOCK);
 	if (s->attach) {
 		/* before the poller runs: both would change the same tables */
