@@ -913,11 +913,11 @@ static int status_figures_start(struct track_session *s)
  * The pipeline runs ahead of the processes it drains: on a loaded machine
  * a starved poller means stopped producers.  But a thread of it woken by a
  * tracked process (its hello, its exit, a record) does not preempt that
- * process (SCHED_BATCH, at the same nice): the kernel woke the poller on
- * the process's CPU, the other one idle, and every step of a shim's start
- * and end became a switch to memtrack and back.  The threads made from
- * here on inherit both; the command, forked before, keeps the priority
- * memtrack was started with.
+ * process (SCHED_BATCH, at the same nice): a kernel that packs tasks on
+ * busy CPUs (a 2-vCPU VM's, the other CPU idle) woke the poller on the
+ * process's CPU, and every step of a shim's start and end became a switch
+ * to memtrack and back.  The threads made from here on inherit both; the
+ * command, forked before, keeps the priority memtrack was started with.
  */
 static void set_pipeline_priority(void)
 {
