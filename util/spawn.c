@@ -268,6 +268,12 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 		err = spawn_in_cgroup(s, go, ready, exec, argv, as);
 	} else {
 		s->pid = fork();
+		if (s->pid == 0) {
+			close(go[1]);
+			close(ready[0]);
+			close(exec[0]);
+			child_main(s, go[0], ready[1], exec[1], argv, as);
+		}
 		err = s->pid < 0 ? -errno : 0;
 	}
 	if (err) {
@@ -275,12 +281,6 @@ int spawn__fork(struct spawn *s, const char *const argv[], const struct run_as *
 		close_pipe(ready);
 		close_pipe(exec);
 		return err;
-	}
-	if (s->pid == 0 && s->report_fd < 0) {
-		close(go[1]);
-		close(ready[0]);
-		close(exec[0]);
-		child_main(s, go[0], ready[1], exec[1], argv, as);
 	}
 	close(go[0]);
 	close(ready[1]);

@@ -138,7 +138,7 @@ int map_maker__finish(struct map_maker *m, struct bpf_object *obj,
 			else if (m->fd[i] >= 0 && bpf_map__reuse_fd(twin_map[j], m->fd[i]))
 				err = err ? err : -errno;
 		}
-		/* each object holds a copy: ours closed now, not with the objects' at their peak */
+		/* each object holds its own copy: ours go now, not at the load's peak of descriptors */
 		if (m->fd[i] >= 0)
 			close(m->fd[i]);
 		m->fd[i] = -ENOENT;
